@@ -1,0 +1,5 @@
+"""``python -m inferkb`` runs the CLI."""
+
+from .cli import main
+
+main()

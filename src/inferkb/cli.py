@@ -1,0 +1,428 @@
+"""Command-line interface: a thin layer over the Python API.
+
+Every command prints human output by default and one JSON document with
+``--format json``. Exit codes: 0 ok, 1 findings at or above the failing
+severity, 2 usage or input error. No traceback reaches the user (set
+``INFERKB_DEBUG=1`` to see one).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__
+from .errors import KBError, UsageError
+from .report import Report
+
+FORMATS = click.Choice(["text", "json"])
+CHECK_FORMATS = click.Choice(["text", "json", "github"])
+SEVERITY = click.Choice(["error", "warning", "info"])
+
+
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _open(kb_path: str | None):
+    from . import open as open_kb
+
+    return open_kb(kb_path)
+
+
+def _codes(values: tuple[str, ...]) -> list[str]:
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+kb_option = click.option("--kb", "kb_path", metavar="PATH", help="KB directory (default: the bundled KB).")
+select_option = click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated, e.g. KB1,KB201).")
+ignore_option = click.option("--ignore", multiple=True, metavar="CODES", help="Drop these codes or prefixes.")
+fail_option = click.option("--fail-on", type=SEVERITY, default="error", show_default=True, help="Exit 1 when a finding at or above this severity remains.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="inferkb")
+def cli() -> None:
+    """inferkb: a provenance-first knowledge base of LLM-inference facts.
+
+    With no --kb, every command uses the KB bundled with inferkb.
+    Exit codes: 0 ok, 1 findings at or above --fail-on, 2 usage or input error.
+    """
+
+
+def _finish(report: Report, fmt: str, fail_on: str, *, title: str, max_per_code: int | None = None, figures: bool = False) -> None:
+    from .reporters import REPORTERS, render_figures, render_text
+
+    console = _console()
+    if fmt == "text":
+        render_text(report, console, max_per_code=max_per_code, title=title)
+        if figures:
+            render_figures({k: v for k, v in report.figures.items()}, console)
+    else:
+        REPORTERS[fmt](report, console)
+    sys.exit(1 if report.fails(fail_on) else 0)
+
+
+@cli.command()
+@kb_option
+@click.option("--type", "types", multiple=True, metavar="TYPE", help="Only check records of this type (repeatable).")
+@select_option
+@ignore_option
+@click.option("--max-dangling-refs", type=click.IntRange(min=0), metavar="N", help="Override the KB's dangling-reference budget.")
+@click.option("--format", "fmt", type=CHECK_FORMATS, default="text", show_default=True)
+@fail_option
+def validate(kb_path, types, select, ignore, max_dangling_refs, fmt, fail_on) -> None:
+    """Check files, JSON, schemas, ids, dates and references of a KB.
+
+    \b
+    Examples:
+      inferkb validate
+      inferkb validate --kb ../shared/corpus/inference-research --format json
+      inferkb validate --type benchmark --select KB1 --ignore KB110
+      inferkb validate --max-dangling-refs 0 --format github
+    """
+    kb = _open(kb_path)
+    report = kb.validate(types=list(types) or None, select=_codes(select), ignore=_codes(ignore), max_dangling_refs=max_dangling_refs)
+    _finish(report, fmt, fail_on, title="validate")
+
+
+@cli.command()
+@kb_option
+@select_option
+@ignore_option
+@click.option("--format", "fmt", type=CHECK_FORMATS, default="text", show_default=True)
+@fail_option
+@click.option("--all", "show_all", is_flag=True, help="Print every finding (text format shows 5 per code by default).")
+def check(kb_path, select, ignore, fmt, fail_on, show_all) -> None:
+    """The main job: validate the KB, run every audit, print a summary.
+
+    \b
+    Examples:
+      inferkb check
+      inferkb check --kb ../shared/corpus/inference-research
+      inferkb check --format json > report.json
+    """
+    kb = _open(kb_path)
+    report = kb.check(select=_codes(select), ignore=_codes(ignore))
+    _finish(report, fmt, fail_on, title="check", max_per_code=None if show_all else 5, figures=True)
+
+
+@cli.command()
+@click.argument("names", nargs=-1)
+@kb_option
+@select_option
+@ignore_option
+@click.option("--format", "fmt", type=CHECK_FORMATS, default="text", show_default=True)
+@fail_option
+@click.option("--list", "list_only", is_flag=True, help="List the audits and exit.")
+def audit(names, kb_path, select, ignore, fmt, fail_on, list_only) -> None:
+    """Run read-only audits (all when no NAME is given).
+
+    \b
+    Examples:
+      inferkb audit --list
+      inferkb audit load-conditions --kb ../shared/corpus/inference-research
+      inferkb audit citations identity --format json
+    """
+    from .audit import load_all
+
+    registry = load_all()
+    if list_only:
+        for spec in registry.values():
+            click.echo(f"{spec.name:24} {spec.description}")
+        return
+    kb = _open(kb_path)
+    report = kb.audit(*names, select=_codes(select), ignore=_codes(ignore))
+    _finish(report, fmt, fail_on, title="audit", figures=True)
+
+
+@cli.command()
+@click.argument("code", required=False)
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+def rules(code, fmt) -> None:
+    """List every rule, or explain one (by code or slug).
+
+    \b
+    Examples:
+      inferkb rules
+      inferkb rules KB301
+      inferkb rules schema-violation
+    """
+    from . import rules as registry
+    from . import validate_rules  # noqa: F401
+    from .audit import load_all
+
+    load_all()
+    _load_optional("inferkb.derive")
+    if code:
+        rule = registry.get(code)
+        if rule is None:
+            raise UsageError(f"no rule {code!r}; `inferkb rules` lists them")
+        if fmt == "json":
+            _emit_json(rule.__dict__ if hasattr(rule, "__dict__") else {s: getattr(rule, s) for s in rule.__slots__})
+            return
+        console = _console()
+        console.print(f"[bold]{rule.code} {rule.slug}[/bold] ({rule.severity}, {rule.family})")
+        console.print(rule.summary)
+        console.print(f"\n[bold]Why[/bold]\n{rule.rationale}")
+        if rule.passing:
+            console.print("\n[bold]Passes[/bold]", markup=True)
+            console.print(rule.passing, markup=False)
+        if rule.failing:
+            console.print("\n[bold]Fails[/bold]", markup=True)
+            console.print(rule.failing, markup=False)
+        return
+    rows = sorted(registry.RULES.values(), key=lambda r: (len(r.code), r.code))
+    if fmt == "json":
+        _emit_json([{"code": r.code, "rule": r.slug, "severity": r.severity, "family": r.family, "summary": r.summary} for r in rows])
+        return
+    table = Table("code", "rule", "severity", "family", "summary")
+    for r in rows:
+        table.add_row(r.code, r.slug, r.severity, r.family, r.summary)
+    _console().print(table)
+
+
+def _load_optional(module: str) -> None:
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+
+
+# ---- query commands -----------------------------------------------------------
+
+@cli.command("list")
+@click.argument("type_name", metavar="TYPE")
+@kb_option
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+def list_cmd(type_name, kb_path, fmt) -> None:
+    """List the records of one TYPE (accelerator, benchmark, source, ...).
+
+    \b
+    Example: inferkb list accelerator
+    """
+    from .query import list_records
+
+    rows = list_records(_open(kb_path), type_name)
+    if fmt == "json":
+        _emit_json(rows)
+        return
+    table = Table("id", "name", "status", "confidence", "updated", title=f"{len(rows)} {type_name} records", title_justify="left")
+    for r in rows:
+        table.add_row(r["id"], str(r["name"] or ""), str(r["status"] or ""), str(r["confidence"] if r["confidence"] is not None else ""), str(r["updated"] or ""))
+    _console().print(table)
+
+
+@cli.command()
+@click.argument("record_id", metavar="ID")
+@kb_option
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+def show(record_id, kb_path, fmt) -> None:
+    """Show one record by bare id or dir/id; suggests near matches when absent.
+
+    \b
+    Examples:
+      inferkb show nvidia-h100-sxm
+      inferkb show benchmarks/vllm-mtp-regression-qwen3-next-80b-a3b --format json
+    """
+    kb = _open(kb_path)
+    rec = kb.get(record_id)
+    if fmt == "json":
+        _emit_json(rec.data)
+        return
+    from rich.syntax import Syntax
+
+    console = _console()
+    console.print(f"[bold]{rec.key}[/bold]  ({rec.path})")
+    console.print(Syntax(json.dumps(rec.data, indent=2, ensure_ascii=False), "json", word_wrap=True, theme="ansi_dark"))
+    if rec.type == "benchmark" and rec.data.get("arms"):
+        from .arms import arm_deltas
+
+        for arm_id, delta in arm_deltas(rec.data).items():
+            console.print(f"arm {arm_id}: " + ", ".join(f"{k} {v:+.1f}%" for k, v in delta.items() if isinstance(v, (int, float))) + f" vs {rec.data.get('baseline_arm')}")
+
+
+@cli.command()
+@click.argument("text", nargs=-1, required=True)
+@kb_option
+@click.option("--type", "type_name", metavar="TYPE", help="Only records of this type.")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+def search(text, kb_path, type_name, limit, fmt) -> None:
+    """Full-text search across every field, ranked (BM25; id and name weigh most).
+
+    \b
+    Examples:
+      inferkb search h100 hbm3
+      inferkb search speculative decoding --type benchmark
+    """
+    from .query import search as do_search
+
+    rows = do_search(_open(kb_path), " ".join(text), limit=limit, type_name=type_name)
+    if fmt == "json":
+        _emit_json(rows)
+        return
+    table = Table("key", "score", "match", title=f"{len(rows)} results", title_justify="left")
+    for r in rows:
+        table.add_row(r["key"], f"{r['score']:.2f}", r["snippet"])
+    _console().print(table)
+
+
+@cli.command()
+@click.argument("condition", nargs=-1, required=True)
+@kb_option
+@click.option("--type", "type_name", metavar="TYPE", help="Only records of this type.")
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+def where(condition, kb_path, type_name, fmt) -> None:
+    """Records where FIELD OP VALUE holds (dotted paths; OP one of = != < > <= >= ~).
+
+    A list matches when any element does. Quote the condition for the shell.
+
+    \b
+    Examples:
+      inferkb where metric = e2e_latency_ms
+      inferkb where 'conditions.tensor_parallel > 1'
+      inferkb where 'accelerator_ids = nvidia-h100-sxm'
+      inferkb where 'arms.stats.p99 >= 1600'
+      inferkb where 'name ~ mlperf' --type benchmark
+    """
+    from .query import parse_condition
+    from .query import where as do_where
+
+    field, op, value = parse_condition(list(condition))
+    rows = do_where(_open(kb_path), field, op, value, type_name=type_name)
+    if fmt == "json":
+        _emit_json(rows)
+        return
+    table = Table("key", "name", field, title=f"{len(rows)} records where {field} {op} {value}", title_justify="left")
+    for r in rows:
+        table.add_row(r["key"], str(r["name"] or ""), ", ".join(map(str, r["values"])))
+    _console().print(table)
+
+
+@cli.command()
+@click.argument("record_id", metavar="ID")
+@kb_option
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+def refs(record_id, kb_path, fmt) -> None:
+    """What a record cites, and what cites it.
+
+    \b
+    Example: inferkb refs nvidia-h100-sxm
+    """
+    from .query import refs as do_refs
+
+    data = do_refs(_open(kb_path), record_id)
+    if fmt == "json":
+        _emit_json(data)
+        return
+    console = _console()
+    console.print(f"[bold]{data['key']}[/bold] cites {len(data['cites'])}:")
+    for c in data["cites"]:
+        console.print(f"  {c['field']:24} {c['key'] or c['id']}{'' if c['resolved'] else '  (UNRESOLVED)'}", markup=False)
+    console.print(f"[bold]cited by {len(data['cited_by'])}:[/bold]")
+    for c in data["cited_by"]:
+        console.print(f"  {c['key']}  (via {c['field']})", markup=False)
+
+
+@cli.command()
+@kb_option
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+def stats(kb_path, fmt) -> None:
+    """Counts by type and status, and mean confidence."""
+    from .query import stats as do_stats
+
+    data = do_stats(_open(kb_path))
+    if fmt == "json":
+        _emit_json(data)
+        return
+    table = Table("type", "records", "by status", "mean confidence", title=f"{data['records']} records", title_justify="left")
+    for name, t in data["types"].items():
+        table.add_row(name, str(t["count"]), ", ".join(f"{k} {v}" for k, v in sorted(t["by_status"].items())), "" if t["mean_confidence"] is None else f"{t['mean_confidence']:.2f}")
+    _console().print(table)
+
+
+@cli.command()
+@kb_option
+@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
+def gaps(kb_path, fmt) -> None:
+    """Types with no records, and schema fields that no record fills."""
+    from .query import gaps as do_gaps
+
+    data = do_gaps(_open(kb_path))
+    if fmt == "json":
+        _emit_json(data)
+        return
+    console = _console()
+    console.print(f"[bold]types with no records:[/bold] {', '.join(data['empty_types']) or 'none'}")
+    for t, fields in data["unfilled_fields"].items():
+        console.print(f"[bold]{t}[/bold]: no record fills {', '.join(fields)}", highlight=False)
+
+
+@cli.command()
+@click.argument("type_name", metavar="TYPE")
+@click.option("--name", required=True, help="Display name; the id is derived from it unless --id is given.")
+@click.option("--id", "record_id", help="Explicit kebab-case id.")
+@click.option("--source", help="Source id to cite (must exist).")
+@kb_option
+def new(type_name, name, record_id, source, kb_path) -> None:
+    """Write a skeleton record that will validate once filled in (never overwrites).
+
+    \b
+    Examples:
+      inferkb new source --name "NVIDIA H200 datasheet"
+      inferkb new accelerator --name "NVIDIA H200 NVL" --source nv-h200-datasheet
+    """
+    from .skeleton import write_new
+
+    path = write_new(_open(kb_path), type_name, name, record_id=record_id, source=source)
+    click.echo(f"wrote {path}; fill in the null fields, then run: inferkb validate")
+
+
+def main() -> None:
+    """Entry point: run the CLI, turning every error into a message and an exit code."""
+    from .cli_extra import register_extra
+
+    register_extra(cli)
+    try:
+        cli.main(standalone_mode=False, prog_name="inferkb")
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(2)
+    except KBError as exc:
+        click.echo(f"inferkb: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the edge: no traceback for users
+        if os.environ.get("INFERKB_DEBUG"):
+            raise
+        click.echo(f"inferkb: internal error: {type(exc).__name__}: {exc} (set INFERKB_DEBUG=1 for a traceback; please report it)", err=True)
+        sys.exit(2)
+    sys.exit(0)
+
+

@@ -1,0 +1,48 @@
+"""The metric registry: name -> dimension, unit, direction (DESIGN.md, "Records").
+
+A KB names its registry file in ``kb.toml`` (``[kb] metrics = "metrics.json"``).
+A KB without one (the corpus) has an empty registry and its schema's enum is
+the only check on metric names.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .errors import KBError
+from .jsonio import parse_bytes
+
+if TYPE_CHECKING:
+    from .store import KB
+
+DIMENSIONS = ("rate", "latency", "ratio", "energy", "quality", "memory")
+
+
+def load_metrics(kb: "KB") -> dict[str, dict[str, Any]]:
+    """Return ``{name: entry}`` from the KB's registry file, or ``{}``.
+
+    Raises :class:`KBError` when the file is named but missing, does not parse,
+    or an entry lacks name/dimension/unit/direction or uses an unknown dimension.
+    """
+    rel = kb.profile.metrics_file
+    if not rel:
+        return {}
+    path = kb.root / rel
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raise KBError(f"{path}: metric registry named in kb.toml is missing") from None
+    doc, problem = parse_bytes(raw)
+    if problem:
+        raise KBError(f"{path}: {problem.message} (line {problem.line})")
+    out: dict[str, dict[str, Any]] = {}
+    for i, entry in enumerate(doc.get("metrics") or []):
+        missing = [k for k in ("name", "dimension", "unit", "direction") if not entry.get(k)]
+        if missing:
+            raise KBError(f"{path}: metrics[{i}]: missing {', '.join(missing)}")
+        if entry["dimension"] not in DIMENSIONS:
+            raise KBError(f"{path}: metrics[{i}].dimension: {entry['dimension']!r} is not one of {', '.join(DIMENSIONS)}")
+        if entry["direction"] not in ("higher", "lower"):
+            raise KBError(f"{path}: metrics[{i}].direction: expected 'higher' or 'lower'")
+        out[entry["name"]] = entry
+    return out

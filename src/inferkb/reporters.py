@@ -1,0 +1,93 @@
+"""Render a :class:`~inferkb.report.Report` as text, JSON or GitHub annotations.
+
+All reporters share one interface: ``render(report, console)``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .findings import Finding
+from .report import Report
+
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def render_json(report: Report, console: Console) -> None:
+    console.file.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def _gh_escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def render_github(report: Report, console: Console) -> None:
+    """GitHub Actions workflow commands: ``::error file=PATH,title=CODE::message``."""
+    level = {"error": "error", "warning": "warning", "info": "notice"}
+    for f in sorted(report.findings, key=Finding.sort_key):
+        loc = f"file={f.path}," if f.path else ""
+        console.file.write(f"::{level[f.severity]} {loc}title={f.code} {f.rule}::{_gh_escape(f.message)}\n")
+
+
+def finding_line(f: Finding) -> str:
+    where = f.path or f.record or "(kb)"
+    return f"{where}: {f.code} {f.rule}: {f.message}"
+
+
+def render_text(report: Report, console: Console, *, max_per_code: int | None = None, title: str = "summary") -> None:
+    """One line per finding (``path: CODE slug: message``), then a summary table by code."""
+    shown: dict[str, int] = {}
+    for f in sorted(report.findings, key=Finding.sort_key):
+        n = shown.get(f.code, 0)
+        shown[f.code] = n + 1
+        if max_per_code is not None and n >= max_per_code:
+            continue
+        console.print(finding_line(f), style=_STYLE[f.severity], markup=False, highlight=False, soft_wrap=True)
+    hidden = {c: n - max_per_code for c, n in shown.items() if max_per_code is not None and n > max_per_code}
+    if hidden:
+        console.print(f"... {sum(hidden.values())} more findings not shown (use --format json, or --select CODE)", style="dim")
+    render_summary(report, console, title=title)
+
+
+def render_summary(report: Report, console: Console, *, title: str = "summary") -> None:
+    from .rules import RULES
+
+    summary = report.summary()
+    table = Table(title=f"{title}: {report.records} records in {report.kb}", title_justify="left")
+    table.add_column("code")
+    table.add_column("rule")
+    table.add_column("severity")
+    table.add_column("count", justify="right")
+    for code, count in summary["by_code"].items():
+        rule = RULES.get(code)
+        sev = rule.severity if rule else "?"
+        table.add_row(code, rule.slug if rule else "?", sev, str(count), style=_STYLE.get(sev))
+    if summary["by_code"]:
+        console.print(table)
+    sev = summary["by_severity"]
+    console.print(f"{sev['error']} errors, {sev['warning']} warnings, {sev['info']} info", style="bold")
+    for note in report.notes:
+        console.print(f"note: {note}", style="dim")
+
+
+def render_figures(figures: dict[str, Any], console: Console) -> None:
+    """Print each audit's headline figures as ``name: key=value`` lines (nested values summarised)."""
+    for name, figs in figures.items():
+        if not isinstance(figs, dict):
+            continue
+        parts = []
+        for k, v in figs.items():
+            if isinstance(v, (int, float, str)) or v is None:
+                parts.append(f"{k}={v}")
+            elif isinstance(v, dict) and all(isinstance(x, (int, float)) for x in v.values()) and len(v) <= 8:
+                parts.append(f"{k}=" + ",".join(f"{a}:{b}" for a, b in v.items()))
+            elif isinstance(v, list):
+                parts.append(f"{k}=[{len(v)}]")
+        console.print(f"[bold]{name}[/bold]: " + "  ".join(parts), highlight=False, soft_wrap=True)
+
+
+REPORTERS = {"text": render_text, "json": render_json, "github": render_github}

@@ -1,0 +1,83 @@
+"""``inferkb new``: write a record skeleton that will validate once filled in.
+
+The skeleton lists every property of the type's schema (so the author sees
+what can be recorded), with ``null``/empty values, and fills only what is
+known: id, type, name, status ``draft``, today's ``updated`` and the given
+source. It is written atomically and never over an existing file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import unicodedata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import RecordExists, UsageError
+from .jsonio import atomic_write_text, dumps_record, parse_bytes
+from .store import bundled_root, check_id
+
+if TYPE_CHECKING:
+    from .store import KB
+
+
+def slugify(name: str) -> str:
+    """Kebab-case slug of a display name: ``"NVIDIA H100 SXM"`` -> ``"nvidia-h100-sxm"``."""
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
+
+
+def _placeholder(prop: dict[str, Any]) -> Any:
+    kind = prop.get("type")
+    if kind == "array":
+        return []
+    if kind == "object":
+        return {}
+    return None
+
+
+def skeleton(kb: "KB", type_name: str, name: str, *, record_id: str | None = None, source: str | None = None) -> dict[str, Any]:
+    """Build the skeleton dict. Raises UsageError for an unknown type, an unsafe id or an unknown source id."""
+    kb.type_spec(type_name)
+    if not name.strip():
+        raise UsageError("--name is empty")
+    rid = check_id(record_id if record_id is not None else slugify(name))
+    if source is not None and source not in kb.ids_of_type("source"):
+        raise UsageError(f"--source {source!r} is not a source record in this KB (create it first: inferkb new source --name ...)")
+    schema_path = kb.root / "schemas" / f"{type_name}.schema.json"
+    if not schema_path.is_file():
+        schema_path = bundled_root() / "schemas" / f"{type_name}.schema.json"
+    props: dict[str, Any] = {}
+    if schema_path.is_file():
+        schema, problem = parse_bytes(schema_path.read_bytes())
+        if not problem:
+            props = schema.get("properties") or {}
+    known = {
+        "id": rid, "type": type_name, "name": name.strip(), "status": "draft",
+        "updated": _dt.date.today().isoformat(), "sources": [source] if source else [],
+    }
+    if type_name == "source":
+        known["accessed"] = known["updated"]
+    record: dict[str, Any] = {k: known[k] for k in ("id", "type", "name") }
+    for key, prop in props.items():
+        if key in record or key in ("status", "confidence", "updated", "sources", "notes", "provenance"):
+            continue
+        record[key] = known.get(key, _placeholder(prop if isinstance(prop, dict) else {}))
+    for key in ("status", "confidence", "updated", "sources", "notes"):
+        if not props or key in props:
+            record[key] = known.get(key)
+    return record
+
+
+def write_new(kb: "KB", type_name: str, name: str, *, record_id: str | None = None, source: str | None = None) -> Path:
+    """Write the skeleton to ``data/<dir>/<id>.json`` atomically; returns the path.
+
+    Raises RecordExists if the file exists (it is never overwritten), UsageError as :func:`skeleton`.
+    """
+    record = skeleton(kb, type_name, name, record_id=record_id, source=source)
+    path = kb.record_path(type_name, record["id"])
+    if path.exists():
+        raise RecordExists(f"{path} already exists; refusing to overwrite it")
+    atomic_write_text(path, dumps_record(record))
+    return path

@@ -1,0 +1,275 @@
+"""``inferkb validate``: files, schemas, ids, dates and references.
+
+Pipeline: the store has already parsed every file (KB0xx findings come from
+loading); here each record is checked against its type's JSON Schema (a
+compiled jsonschema-rs validator, fast path ``is_valid`` and full error list
+only for invalid records), then the rules JSON Schema cannot state, then
+references across the KB with the dangling-reference budget.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+import jsonschema_rs
+
+from . import validate_rules as R
+from .findings import Finding
+from .jsonio import parse_bytes
+from .profile import ANY_TYPE
+from .report import Report
+from .store import KEBAB, Record, bundled_root
+
+if TYPE_CHECKING:
+    from .store import KB
+
+DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+# Fields whose date says when something was checked; such a date cannot be in the future.
+NO_FUTURE_FIELDS = frozenset({"updated", "accessed"})
+
+
+class SchemaSet:
+    """Compiled validators per type for one KB, with where each schema came from.
+
+    ``origin[type]`` is ``"kb"``, ``"bundled"`` (fallback) or ``None`` (no schema
+    anywhere). ``problems`` holds KB110/KB111 findings met while loading.
+    """
+
+    def __init__(self, kb: "KB") -> None:
+        self.validators: dict[str, Any] = {}
+        self.origin: dict[str, str | None] = {}
+        self.problems: list[Finding] = []
+        own = kb.root / "schemas"
+        fallback = bundled_root() / "schemas"
+        missing: list[str] = []
+        for type_name in kb.profile.types:
+            fname = f"{type_name}.schema.json"
+            path, origin = own / fname, "kb"
+            if not path.is_file():
+                path, origin = fallback / fname, "bundled"
+                if path.is_file():
+                    missing.append(type_name)
+                else:
+                    self.origin[type_name] = None
+                    continue
+            compiled = self._compile(path, kb.root if origin == "kb" else fallback.parent)
+            if compiled is not None:
+                self.validators[type_name] = compiled
+                self.origin[type_name] = origin
+        if missing:
+            where = "has no schemas/ directory" if not own.is_dir() else f"has no schema for: {', '.join(missing)}"
+            self.problems.append(R.KB110.finding(
+                f"the KB {where}; those records were validated against inferkb's bundled schemas",
+                path="schemas/", extra={"types": missing}))
+
+    def _compile(self, path: Path, root: Path) -> Any | None:
+        rel = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+        schema, problem = parse_bytes(path.read_bytes())
+        if problem:
+            self.problems.append(R.KB111.finding(f"schema does not parse: {problem.message}", path=rel))
+            return None
+        try:
+            return jsonschema_rs.validator_for(schema)
+        except (jsonschema_rs.ValidationError, ValueError, jsonschema_rs.ReferencingError) as exc:
+            self.problems.append(R.KB111.finding(f"not a valid JSON Schema: {exc}", path=rel))
+            return None
+
+
+def _json_path(parts: Iterable[Any]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _schema_findings(rec: Record, validator: Any) -> list[Finding]:
+    if validator.is_valid(rec.data):
+        return []
+    out = []
+    for err in validator.iter_errors(rec.data):
+        field = _json_path(err.instance_path) or None
+        kw = err.schema_path[-1] if err.schema_path else "schema"
+        found = err.instance
+        shown = repr(found) if not isinstance(found, (dict, list)) else type(found).__name__.replace("dict", "object").replace("list", "array")
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        out.append(R.KB101.finding(
+            f"{field or '(record)'}: {err.message} [schema keyword '{kw}'; found {shown}]",
+            record=rec.key, path=rec.path, field=field,
+            extra={"schema_path": "/".join(str(p) for p in err.schema_path), "keyword": str(kw)}))
+    return out
+
+
+def _date_findings(rec: Record, today: _dt.date) -> list[Finding]:
+    out: list[Finding] = []
+
+    def check(field: str, value: str, no_future: bool) -> None:
+        try:
+            day = _dt.date.fromisoformat(value)
+        except ValueError:
+            out.append(R.KB105.finding(f"{field}: {value!r} is not a real calendar date", record=rec.key, path=rec.path, field=field))
+            return
+        if no_future and day > today:
+            out.append(R.KB106.finding(f"{field}: {value} is after today ({today})", record=rec.key, path=rec.path, field=field))
+
+    for key, value in rec.data.items():
+        if isinstance(value, str) and len(value) == 10 and DATE_RE.match(value):
+            check(key, value, key in NO_FUTURE_FIELDS)
+    prov = rec.data.get("provenance")
+    if isinstance(prov, list):
+        for i, entry in enumerate(prov):
+            if isinstance(entry, dict) and isinstance(entry.get("date"), str) and DATE_RE.match(entry["date"]):
+                check(f"provenance[{i}].date", entry["date"], True)
+    return out
+
+
+def record_rules(kb: "KB", rec: Record, today: _dt.date) -> list[Finding]:
+    """Rules JSON Schema cannot state, for one record: id/file, kebab, type/dir, dates, confidence, metric, arms."""
+    d = rec.data
+    out: list[Finding] = []
+    rid = d.get("id")
+    if isinstance(rid, str):
+        if rid != rec.id:
+            out.append(R.KB102.finding(f"id {rid!r} differs from the file stem {rec.id!r}", record=rec.key, path=rec.path, field="id"))
+        if not KEBAB.match(rid):
+            out.append(R.KB103.finding(f"id {rid!r} is not a kebab-case slug", record=rec.key, path=rec.path, field="id"))
+    rtype = d.get("type")
+    if isinstance(rtype, str) and rtype != rec.type:
+        out.append(R.KB104.finding(f"type {rtype!r} does not match directory data/{rec.dir}/ (type {rec.type!r})", record=rec.key, path=rec.path, field="type"))
+    conf = d.get("confidence")
+    if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1):
+        out.append(R.KB107.finding(f"confidence {conf!r} is not a number in [0, 1]", record=rec.key, path=rec.path, field="confidence"))
+    out.extend(_date_findings(rec, today))
+    if rec.type == "benchmark":
+        metric = d.get("metric")
+        if kb.metrics and isinstance(metric, str) and metric not in kb.metrics:
+            out.append(R.KB108.finding(f"metric {metric!r} is not in the metric registry ({kb.profile.metrics_file})", record=rec.key, path=rec.path, field="metric"))
+        arms = d.get("arms")
+        if isinstance(arms, list) and arms:
+            ids = [a.get("id") for a in arms if isinstance(a, dict)]
+            dup = sorted({i for i in ids if ids.count(i) > 1 and i is not None})
+            if dup:
+                out.append(R.KB109.finding(f"arm ids used twice: {', '.join(dup)}", record=rec.key, path=rec.path, field="arms"))
+            base = d.get("baseline_arm")
+            if base is not None and base not in ids:
+                out.append(R.KB109.finding(f"baseline_arm {base!r} is not one of the arms ({', '.join(map(str, ids))})", record=rec.key, path=rec.path, field="baseline_arm"))
+    return out
+
+
+def _ref_values(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def reference_findings(kb: "KB", recs: Iterable[Record]) -> tuple[list[Finding], int]:
+    """Unresolved references of ``recs``; returns (findings, count of budgeted dangling references)."""
+    out: list[Finding] = []
+    dangling = 0
+    sources = kb.ids_of_type("source")
+    all_ids = kb.by_id
+    types = kb.profile.types
+    for rec in recs:
+        spec = types[rec.type]
+        d = rec.data
+        for sid in _ref_values(d.get("sources")):
+            if sid not in sources:
+                out.append(R.KB201.finding(f"sources: {sid!r} is not a source record (expected data/{types['source'].dir}/{sid}.json)",
+                                           record=rec.key, path=rec.path, field="sources", extra={"id": sid}))
+        for fld, target in spec.refs.items():
+            for ref in _ref_values(d.get(fld)):
+                if target == ANY_TYPE:
+                    ok = ref in all_ids or ("/" in ref and ref in kb.records)
+                else:
+                    ok = ref in kb.ids_of_type(target)
+                if ok:
+                    continue
+                what = "any record" if target == ANY_TYPE else f"{_article(target)} {target} record (data/{types[target].dir}/{ref}.json)"
+                if fld in spec.strict_refs:
+                    out.append(R.KB202.finding(f"{fld}: {ref!r} is not {what}", record=rec.key, path=rec.path, field=fld, extra={"id": ref, "target": target}))
+                else:
+                    dangling += 1
+                    out.append(R.KB203.finding(f"{fld}: {ref!r} is not {what}", record=rec.key, path=rec.path, field=fld, extra={"id": ref, "target": target}))
+    return out, dangling
+
+
+def validate_record(kb: "KB", rec: Record, *, today: _dt.date | None = None) -> list[Finding]:
+    """Schema, record rules and references for one record (used before writing)."""
+    today = today or _dt.date.today()
+    schemas = _schemas(kb)
+    out = list(_schema_findings(rec, schemas.validators[rec.type])) if rec.type in schemas.validators else []
+    out.extend(record_rules(kb, rec, today))
+    refs, _ = reference_findings(kb, [rec])
+    out.extend(refs)
+    return out
+
+
+def _schemas(kb: "KB") -> SchemaSet:
+    cached = kb.__dict__.get("_schema_set")
+    if cached is None:
+        cached = kb.__dict__["_schema_set"] = SchemaSet(kb)
+    return cached
+
+
+def validate(
+    kb: "KB",
+    *,
+    types: list[str] | None = None,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    max_dangling_refs: int | None = None,
+    today: _dt.date | None = None,
+) -> Report:
+    """Validate ``kb``; returns a :class:`Report` (figures under ``"validate"``).
+
+    ``types`` limits record checks to those types (references still resolve
+    against the whole KB). ``max_dangling_refs`` overrides the KB's budget.
+    ``select``/``ignore`` filter findings by code or code prefix. Raises
+    :class:`UsageError` for an unknown type.
+    """
+    today = today or _dt.date.today()
+    for t in types or []:
+        kb.type_spec(t)
+    schemas = _schemas(kb)
+    findings: list[Finding] = list(kb.load_findings) + list(schemas.problems)
+    recs = [r for r in kb.records.values() if not types or r.type in types]
+    for rec in recs:
+        validator = schemas.validators.get(rec.type)
+        if validator is not None:
+            findings.extend(_schema_findings(rec, validator))
+        findings.extend(record_rules(kb, rec, today))
+    refs, dangling = reference_findings(kb, recs)
+    findings.extend(refs)
+    for bare, hits in kb.by_id.items():
+        if len({h.type for h in hits}) > 1 and (not types or any(h.type in types for h in hits)):
+            findings.append(R.KB205.finding(f"id {bare!r} is used by {', '.join(h.key for h in hits)}",
+                                            record=hits[0].key, path=hits[0].path, field="id"))
+    budget = max_dangling_refs if max_dangling_refs is not None else kb.profile.max_dangling_refs
+    budget_origin = "--max-dangling-refs" if max_dangling_refs is not None else kb.profile.budget_origin
+    if budget is not None:
+        if dangling > budget:
+            findings.append(R.KB204.finding(f"{dangling} unresolved references exceed the budget of {budget} ({budget_origin})",
+                                            extra={"dangling": dangling, "budget": budget}))
+        elif dangling < budget and not types:
+            findings.append(R.KB206.finding(f"{dangling} unresolved references, budget {budget} ({budget_origin}): lower the budget to {dangling}",
+                                            extra={"dangling": dangling, "budget": budget}))
+    figures = {
+        "records_checked": len(recs),
+        "files": kb.files_seen,
+        "dangling_references": dangling,
+        "dangling_budget": budget,
+        "schema_origin": {t: o for t, o in schemas.origin.items()},
+    }
+    report = Report(str(kb.root), len(kb.records), findings, {"validate": figures})
+    if "bundled" in schemas.origin.values():
+        report.notes.append("some types were validated against inferkb's bundled schemas (the KB has none of its own for them)")
+    return report.filtered(select, ignore)
