@@ -61,13 +61,14 @@ def cli() -> None:
 
 
 def _finish(report: Report, fmt: str, fail_on: str, *, title: str, max_per_code: int | None = None, figures: bool = False) -> None:
-    from .reporters import REPORTERS, render_figures, render_text
+    from .reporters import REPORTERS, render_figures, render_stages, render_text
 
     console = _console()
     if fmt == "text":
         render_text(report, console, max_per_code=max_per_code, title=title)
         if figures:
-            render_figures({k: v for k, v in report.figures.items()}, console)
+            render_figures(report.figures, console)
+            render_stages(report, console)
     else:
         REPORTERS[fmt](report, console)
     sys.exit(1 if report.fails(fail_on) else 0)

@@ -74,6 +74,27 @@ def render_summary(report: Report, console: Console, *, title: str = "summary") 
         console.print(f"note: {note}", style="dim")
 
 
+def render_stages(report: Report, console: Console) -> None:
+    """A table of findings per stage (validate, then each audit) and severity: the check summary."""
+    from .rules import RULES
+
+    counts: dict[str, dict[str, int]] = {}
+    for f in report.findings:
+        rule = RULES.get(f.code)
+        stage = rule.family if rule else "other"
+        row = counts.setdefault(stage, {"error": 0, "warning": 0, "info": 0})
+        row[f.severity] += 1
+    stages = ["validate"] + [k for k in report.figures if k != "validate"]
+    table = Table(title="check: findings by stage", title_justify="left")
+    for col in ("stage", "errors", "warnings", "info"):
+        table.add_column(col, justify="left" if col == "stage" else "right")
+    for stage in stages + sorted(set(counts) - set(stages)):
+        row = counts.get(stage, {"error": 0, "warning": 0, "info": 0})
+        style = "bold red" if row["error"] else ("yellow" if row["warning"] else None)
+        table.add_row(stage, str(row["error"]), str(row["warning"]), str(row["info"]), style=style)
+    console.print(table)
+
+
 def render_figures(figures: dict[str, Any], console: Console) -> None:
     """Print each audit's headline figures as ``name: key=value`` lines (nested values summarised)."""
     for name, figs in figures.items():
