@@ -1,0 +1,415 @@
+"""Extract the seven load conditions of a benchmark record, with evidence.
+
+:func:`assess` takes one benchmark record (a parsed JSON dict) and returns, for
+each of :data:`CONDITIONS`, a :class:`ConditionAssessment` whose ``status`` is
+
+- ``"present"``: established from a structured field or quoted from the
+  record's own text; ``value`` holds it and ``evidence`` is
+  ``{"field": <field>, "quote": <exact substring of that field>}``;
+- ``"harness-default"``: the text names the harness and says its defaults
+  were used; stated as an assumption in ``reason``, never filled in as a value;
+- ``"absent"``: ``reason`` says why (not found / the record says it is not
+  given / several values), ``checked`` lists the fields searched and
+  ``recover`` says what would establish it.
+
+Values: ``model`` str; ``hardware`` ``{"accelerators": [ids], "count": int}``
+(when absent, ``value`` keeps whichever half is known); ``batch_or_concurrency``
+``{"batch_size": int}`` and/or ``{"concurrency": int}``; ``input_length`` and
+``output_length`` int tokens (``"128K"`` read as 128000), or
+``{"min": int, "max": int}`` for a stated range; ``engine_version`` str
+(release or commit); ``warmup`` int (iterations/requests) or ``False``
+(explicitly none).
+
+Rules that keep it honest (DESIGN.md, "A null with a reason beats a plausible
+value"): a clause that says a condition is not given blocks every positive for
+that condition; positives come from ``name``, ``unit`` and ``methodology`` only
+(``notes`` carry cross-record commentary and earlier audit prose, so they are
+searched for negations and harness-default statements only); the highest-
+priority field with a candidate decides, and several distinct values there make
+the condition absent as ambiguous. The function is pure and never raises on
+missing or null fields.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from . import conditions_patterns as P
+
+CONDITIONS = ("model", "hardware", "batch_or_concurrency", "input_length", "output_length", "engine_version", "warmup")
+TEXT_FIELDS = ("name", "methodology", "unit", "notes")
+# Fields that may yield a value, highest priority first: the name and unit
+# describe this record's own point; methodology often lists sibling points too.
+VALUE_FIELDS = ("name", "unit", "methodology")
+
+STRUCTURED_FIELD = {
+    "model": "model",
+    "hardware": "accelerator_count",
+    "batch_or_concurrency": "conditions.batch_size",
+    "input_length": "conditions.input_tokens",
+    "output_length": "conditions.output_tokens",
+    "engine_version": "conditions.engine_version",
+    "warmup": "conditions.warmup",
+}
+
+
+@dataclass(slots=True)
+class ConditionAssessment:
+    """One condition's status for one record (see the module docstring for value shapes)."""
+
+    condition: str
+    status: str
+    value: object | None = None
+    evidence: dict | None = None
+    reason: str | None = None
+    checked: list[str] = field(default_factory=list)
+    recover: str | None = None
+
+
+_VALUE_PATTERNS = {
+    "batch": P.BATCH,
+    "concurrency": P.CONCURRENCY[:3],
+    "input": P.INPUT,
+    "output": P.OUTPUT,
+    "warmup": P.WARMUP,
+}
+
+
+@dataclass(slots=True)
+class _Hit:
+    value: object
+    field: str
+    quote: str
+
+
+class _Record:
+    """Text fields split into clauses, with negations and harness-default statements found once."""
+
+    def __init__(self, record: dict) -> None:
+        self.record = record
+        self.texts = {f: record[f] for f in TEXT_FIELDS if isinstance(record.get(f), str) and record[f]}
+        split = {f: P.split_clauses(t) for f, t in self.texts.items()}
+        self.clauses: dict[str, list[str]] = {f: [c for c, _ in parts] for f, parts in split.items()}
+        self.negated: dict[str, tuple[str, str]] = {}
+        self.defaulted: dict[str, tuple[str, str]] = {}
+        for fld, parts in split.items():
+            for clause, inherited in parts:
+                self._scan(fld, clause, inherited)
+        self.is_prefill = bool(P.PREFILL_RECORD.search(self.texts.get("name", "") + " " + self.texts.get("unit", "")))
+
+    def _scan(self, fld: str, clause: str, inherited: bool) -> None:
+        body = P.AUDIT_HEADER.sub("", clause)
+        whole = inherited or bool(P.NEG_MARKER.search(body)) or bool(re.match(r"^\W*No\b", body))
+        for aspect, term in P.TERMS.items():
+            # A term that is part of a stated value ("ISL/OSL 1000/1000") is
+            # not what a negation in the same long clause is about.
+            stated = [m.span() for pat in _VALUE_PATTERNS.get(aspect, ()) for m in pat.finditer(body)]
+            hits = [h for h in term.finditer(body) if not any(a <= h.start() < b or h.start() <= a < h.end() for a, b in stated)]
+            if not hits:
+                continue
+            said_no = any(re.search(r"\bno\s+(?:[\w/-]+\s+){0,2}$", body[: m.start()], re.I) for m in hits)
+            if (whole or said_no) and aspect not in self.negated:
+                self.negated[aspect] = (fld, clause.strip())
+            if P.HARNESS_DEFAULT.search(body) and aspect not in self.defaulted:
+                self.defaulted[aspect] = (fld, clause.strip())
+
+    def value_clauses(self, aspect: str | None = None):
+        """Yield (field, clause) for value search, skipping clauses about other runs or negating ``aspect``."""
+        for fld in VALUE_FIELDS:
+            for clause in self.clauses.get(fld, []):
+                if P.NOT_THIS_RUN.search(clause):
+                    continue
+                if aspect and aspect in self.negated and self.negated[aspect][1] == clause.strip():
+                    continue
+                yield fld, clause
+
+    def harness(self, clause: str) -> str | None:
+        m = P.HARNESS_NAME.search(clause) or P.HARNESS_NAME.search(" ".join(self.texts.values()))
+        return m.group(0).strip("`") if m else None
+
+    def sources(self) -> list[str]:
+        src = self.record.get("sources")
+        return [s for s in src if isinstance(s, str)] if isinstance(src, list) else []
+
+
+def _bounded(clause: str, m: re.Match, group_end: int) -> bool:
+    """True when the number is a bound or the start of a range, not the run's value."""
+    return bool(P.BOUND_BEFORE.search(clause[: m.start()]) or P.RANGE_AFTER.match(clause[group_end:]))
+
+
+def _scan(rec: _Record, patterns, aspect: str, pick_last: bool = False, fields=VALUE_FIELDS) -> list[_Hit]:
+    """Candidates from the highest-priority field that has any (patterns yield counts)."""
+    by_field: dict[str, list[_Hit]] = {}
+    for fld, clause in rec.value_clauses(aspect):
+        if fld not in fields:
+            continue
+        for pat in patterns:
+            for m in pat.finditer(clause):
+                groups = [i for i in range(1, (m.re.groups or 0) + 1) if m.group(i) is not None]
+                if not groups:
+                    continue
+                gi = groups[-1] if pick_last else groups[0]
+                if _bounded(clause, m, m.end(gi)):
+                    continue
+                raw = m.group(gi)
+                value = 1 if raw.lower() in ("one", "single", "first") else P.parse_count(raw)
+                by_field.setdefault(fld, []).append(_Hit(value, fld, m.group(0).strip()))
+    for fld in VALUE_FIELDS:
+        if fld in by_field:
+            return by_field[fld]
+    return []
+
+
+def _absent(cond: str, rec: _Record, reason: str, value: object | None = None) -> ConditionAssessment:
+    gaps = rec.record.get("condition_gaps") or {}
+    for key in P.GAP_KEYS[cond]:
+        gap = gaps.get(key) if isinstance(gaps, dict) else None
+        if isinstance(gap, dict) and gap.get("reason"):
+            reason = f"{reason}; condition_gaps.{key}: {gap['reason']}"
+    srcs = rec.sources()
+    reason = f"{reason}; sources cited: {', '.join(srcs) if srcs else 'none'}"
+    checked = [STRUCTURED_FIELD[cond], *[f for f in TEXT_FIELDS if f in rec.texts]]
+    return ConditionAssessment(cond, "absent", value, None, reason, checked, P.RECOVER[cond])
+
+
+def _negation_reason(rec: _Record, aspects: tuple[str, ...]) -> str | None:
+    for a in aspects:
+        if a in rec.negated:
+            fld, clause = rec.negated[a]
+            return f"the record's {fld} says it is not given: {clause[:160]!r}"
+    return None
+
+
+def _decide(cond: str, rec: _Record, hits: list[_Hit], negs: tuple[str, ...], what: str) -> ConditionAssessment:
+    """Turn candidates into a status: one value -> present, several -> ambiguous, none -> default/absent."""
+    if hits:
+        values = {repr(h.value) for h in hits}
+        if len(values) == 1:
+            h = hits[0]
+            return ConditionAssessment(cond, "present", h.value, {"field": h.field, "quote": h.quote}, None, [h.field])
+        listed = ", ".join(sorted({h.quote for h in hits}))
+        return _absent(cond, rec, f"ambiguous: {hits[0].field} gives several {what} values ({listed})")
+    for a in negs:
+        if a in rec.defaulted:
+            fld, clause = rec.defaulted[a]
+            tool = rec.harness(clause) or "the harness"
+            return ConditionAssessment(
+                cond,
+                "harness-default",
+                None,
+                {"field": fld, "quote": clause},
+                f"assumption: {what} is {tool}'s default (the record says defaults were used); not a recorded value",
+                [*VALUE_FIELDS, "notes"],
+                P.RECOVER[cond],
+            )
+    return _absent(
+        cond, rec, _negation_reason(rec, negs) or f"no {what} found in name, unit or methodology (notes searched for negations only)"
+    )
+
+
+def _structured(record: dict, path: str) -> object | None:
+    node: object = record
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _from_structured(cond: str, path: str, value: object) -> ConditionAssessment:
+    return ConditionAssessment(cond, "present", value, {"field": path, "quote": str(value)}, None, [path])
+
+
+def _model(rec: _Record) -> ConditionAssessment:
+    for path in ("model", "model_id"):
+        v = rec.record.get(path)
+        if isinstance(v, str) and v.strip():
+            if re.match(r"^\s*N/?A\b", v):
+                return _absent("model", rec, f"the model field is a placeholder: {v!r}")
+            return _from_structured("model", path, v)
+    m = P.MODEL_IN_NAME.search(rec.texts.get("name", ""))
+    if m:
+        return ConditionAssessment("model", "present", m.group(0), {"field": "name", "quote": m.group(0)}, None, ["model", "name"])
+    return _absent("model", rec, "no model field and no model named in the record name")
+
+
+def _hardware(rec: _Record) -> ConditionAssessment:
+    ids = [a for a in rec.record.get("accelerator_ids") or [] if isinstance(a, str)]
+    count = rec.record.get("accelerator_count")
+    hits: list[_Hit] = []
+    if isinstance(count, int) and count > 0:
+        hits = [_Hit(count, "accelerator_count", str(count))]
+    elif "hardware" not in rec.negated:
+        hits = _scan(rec, P.COUNT, "hardware")
+    counts = {h.value for h in hits}
+    tp = {int(next(g for g in m.groups() if g)) for _, c in rec.value_clauses() for m in P.TP_SIZE.finditer(c)}
+    other = any(P.OTHER_PARALLEL.search(c) for _, c in rec.value_clauses())
+    if len(counts) == 1 and tp and max(tp) < min(counts) and not other and hits[0].field != "accelerator_count":
+        return _absent(
+            "hardware",
+            rec,
+            f"ambiguous count: {hits[0].quote!r} but tensor-parallel size {max(tp)} with no DP/EP stated",
+            {"accelerators": ids} if ids else None,
+        )
+    if len(counts) > 1:
+        return _absent(
+            "hardware", rec, f"ambiguous count: {', '.join(sorted({h.quote for h in hits}))}", {"accelerators": ids} if ids else None
+        )
+    if ids and hits:
+        h = hits[0]
+        return ConditionAssessment(
+            "hardware",
+            "present",
+            {"accelerators": ids, "count": h.value},
+            {"field": h.field, "quote": h.quote},
+            None,
+            ["accelerator_ids", h.field],
+        )
+    neg = _negation_reason(rec, ("hardware",))
+    if not ids and hits:
+        return _absent(
+            "hardware",
+            rec,
+            f"accelerator half missing: accelerator_ids is empty (count {hits[0].value} from {hits[0].quote!r})",
+            {"count": hits[0].value},
+        )
+    if ids:
+        return _absent(
+            "hardware",
+            rec,
+            neg or "count half missing: accelerator_ids names the part but no device count is stated in name, unit or methodology",
+            {"accelerators": ids},
+        )
+    return _absent("hardware", rec, neg or "both halves missing: accelerator_ids is empty and no device count is stated")
+
+
+def _batch_or_concurrency(rec: _Record) -> ConditionAssessment:
+    cond = rec.record.get("conditions") if isinstance(rec.record.get("conditions"), dict) else {}
+    value = {k: cond[k] for k in ("batch_size", "concurrency") if isinstance(cond.get(k), int)}
+    if value:
+        key = next(iter(value))
+        return (
+            _from_structured("batch_or_concurrency", f"conditions.{key}", value)
+            if len(value) == 1
+            else ConditionAssessment(
+                "batch_or_concurrency", "present", value, {"field": f"conditions.{key}", "quote": str(value[key])}, None, ["conditions"]
+            )
+        )
+    batch = [] if "batch" in rec.negated else _scan(rec, P.BATCH, "batch")
+    conc = [] if "concurrency" in rec.negated else _scan(rec, P.CONCURRENCY, "concurrency")
+    for name, hits in (("batch size", batch), ("concurrency", conc)):
+        if len({h.value for h in hits}) > 1:
+            return _decide("batch_or_concurrency", rec, hits, ("batch", "concurrency"), name)
+    if not batch and not conc:
+        return _decide("batch_or_concurrency", rec, [], ("batch", "concurrency"), "batch size or concurrency")
+    value = {}
+    if batch:
+        value["batch_size"] = batch[0].value
+    if conc:
+        value["concurrency"] = conc[0].value
+    first = (batch or conc)[0]
+    return ConditionAssessment("batch_or_concurrency", "present", value, {"field": first.field, "quote": first.quote}, None, [first.field])
+
+
+def _length(rec: _Record, cond: str) -> ConditionAssessment:
+    key = "input_tokens" if cond == "input_length" else "output_tokens"
+    v = _structured(rec.record, f"conditions.{key}")
+    if isinstance(v, int):
+        return _from_structured(cond, f"conditions.{key}", v)
+    aspect = "input" if cond == "input_length" else "output"
+    if aspect in rec.negated:
+        return _decide(cond, rec, [], (aspect,), f"{aspect} length")
+    if cond == "input_length":
+        hits = _scan(rec, P.INPUT, aspect) or _scan(rec, P.INPUT_HEADLINE, aspect, fields=("name", "unit"))
+        if not hits:
+            for fld, clause in rec.value_clauses(aspect):
+                m = P.INPUT_NO_PROMPT.search(clause)
+                if m:
+                    hits = [_Hit(0, fld, m.group(0).strip())]
+                    break
+        # llama-bench's -p/ppN set the prompt only for prefill tests; a tg
+        # (decode) figure does not run with that prompt.
+        if not hits and rec.is_prefill:
+            hits = _scan(rec, P.INPUT_PREFILL, aspect)
+    else:
+        hits = []
+        for fld, clause in rec.value_clauses(aspect):
+            m = P.OUTPUT_RANGE.search(clause)
+            if m:
+                hits = [_Hit({"min": int(m.group(1)), "max": int(m.group(2))}, fld, m.group(0))]
+                break
+        patterns = list(P.OUTPUT)
+        text = " ".join(rec.texts.values())
+        if "mlx_lm" in text:
+            patterns.append(P.OUTPUT_MLX)
+        if "llama-bench" in text:
+            patterns.append(P.OUTPUT_LLAMA_BENCH)
+        hits = hits or _scan(rec, patterns, aspect, pick_last=True)
+    return _decide(cond, rec, hits, (aspect,), f"{aspect} length")
+
+
+def _engine_version(rec: _Record) -> ConditionAssessment:
+    for path in ("conditions.engine_version", "environment.engine_version", "environment.engine_commit"):
+        v = _structured(rec.record, path)
+        if isinstance(v, str) and v.strip():
+            return _from_structured("engine_version", path, v)
+    engine = rec.record.get("engine_id")
+    if not isinstance(engine, str) or not engine:
+        return _absent("engine_version", rec, "no engine_id, so there is no engine whose version could be stated")
+    if "engine_release" in rec.negated:
+        return _decide("engine_version", rec, [], ("engine_release",), "engine version")
+    patterns = list(P.ENGINE_PATTERNS.get(engine, []))
+    if engine == "llama-cpp":
+        patterns.append(("commit", P.LLAMACPP_BUILD))
+    for fld, clause in rec.value_clauses("engine_release"):
+        found = []
+        for kind, pat in patterns:
+            if kind == "commit" and "engine_commit" in rec.negated:
+                continue
+            for m in pat.finditer(clause):
+                val = m.group(2) if m.re.groups >= 2 and m.group(2) else next(g for g in m.groups() if g)
+                found.append((m.start(), val, m.group(0).strip()))
+        if found:
+            _, val, quote = min(found)
+            return ConditionAssessment("engine_version", "present", val, {"field": fld, "quote": quote}, None, [fld])
+    neg = _negation_reason(rec, ("engine_release", "engine_commit"))
+    return _absent(
+        "engine_version", rec, neg or f"engine_id {engine!r} is named but no release or commit of it appears in name, unit or methodology"
+    )
+
+
+def _warmup(rec: _Record) -> ConditionAssessment:
+    v = _structured(rec.record, "conditions.warmup")
+    if v is not None:
+        return _from_structured("warmup", "conditions.warmup", v)
+    if "warmup" in rec.negated:
+        return _decide("warmup", rec, [], ("warmup",), "warmup")
+    hits = []
+    for fld, clause in rec.value_clauses("warmup"):
+        for pat in P.WARMUP:
+            for m in pat.finditer(clause):
+                hits.append(_Hit(False if m.group(1).lower() == "no" else int(m.group(1)), fld, m.group(0)))
+        if hits:
+            break
+    return _decide("warmup", rec, hits, ("warmup",), "warmup")
+
+
+def assess(record: dict) -> dict[str, ConditionAssessment]:
+    """Assess all seven load conditions of one benchmark record.
+
+    ``record`` is the parsed JSON dict (bundled or sample-corpus schema);
+    missing or null fields are treated as not stated. Returns a dict keyed by
+    every name in :data:`CONDITIONS`, in that order. Every ``evidence.quote``
+    is an exact substring of ``record[evidence.field]`` (or the ``str()`` of a
+    structured value).
+    """
+    rec = _Record(record if isinstance(record, dict) else {})
+    out = {
+        "model": _model(rec),
+        "hardware": _hardware(rec),
+        "batch_or_concurrency": _batch_or_concurrency(rec),
+        "input_length": _length(rec, "input_length"),
+        "output_length": _length(rec, "output_length"),
+        "engine_version": _engine_version(rec),
+        "warmup": _warmup(rec),
+    }
+    return {c: out[c] for c in CONDITIONS}

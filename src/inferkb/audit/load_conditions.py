@@ -1,0 +1,155 @@
+"""Audit ``load-conditions``: for every benchmark record, which of the seven load conditions are established.
+
+DESIGN.md rule 6 ("comparable means same conditions") needs model, hardware
+and count, batch or concurrency, input length, output length, engine version
+and warmup for every number that is ranked against another. This audit runs
+:func:`inferkb.audit.conditions_text.assess` on each benchmark record and
+reports:
+
+- KB301 ``load-condition-absent`` (warning): one finding per absent condition
+  per record, on the structured field that would hold it, naming the reason,
+  the sources the record cites and what would recover it;
+- KB302 ``load-condition-harness-default`` (info): the text says the
+  harness's defaults were used; the assumption is stated, no value is filled;
+- KB303 ``load-condition-from-text`` (info): the condition is established only
+  by prose (a backfill candidate for ``conditions.*``), with the quote.
+
+Figures: ``{"records": n, "absent_by_condition": {cond: n},
+"harness_default_by_condition": {cond: n}, "present_from_text_by_condition":
+{cond: n}, "complete": [keys of records with all seven present]}``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..rules import Rule, register
+from . import AuditResult, audit
+from .conditions_text import CONDITIONS, STRUCTURED_FIELD, TEXT_FIELDS, ConditionAssessment, assess
+
+if TYPE_CHECKING:
+    from ..store import KB
+
+LABEL = {
+    "model": "model",
+    "hardware": "hardware (accelerator and count)",
+    "batch_or_concurrency": "batch size or concurrency",
+    "input_length": "input length",
+    "output_length": "output length",
+    "engine_version": "engine version",
+    "warmup": "warmup",
+}
+
+KB301 = register(
+    Rule(
+        "KB301",
+        "load-condition-absent",
+        "warning",
+        "load-conditions",
+        "A benchmark record does not establish one of its seven load conditions.",
+        "A number is comparable with another only under the same model, hardware and count, batch or concurrency, "
+        "input and output length, engine version and warmup (DESIGN.md rule 6). A condition that is neither in a "
+        "structured field nor quoted from the record's own text is absent; the finding says what was searched, "
+        "which sources the record cites and what would recover it. A plausible guess is never filled in.",
+        '{"model": "Llama 3.1 8B", "accelerator_ids": ["nvidia-h100-sxm"], "accelerator_count": 1, '
+        '"conditions": {"batch_size": 1, "input_tokens": 512, "output_tokens": 128, '
+        '"engine_version": "0.6.3", "warmup": 10}}',
+        '{"model": "Llama 3.1 8B", "methodology": "Concurrency 16 on 1x H100, vLLM 0.6.3. Warmup not stated."}',
+    )
+)
+KB302 = register(
+    Rule(
+        "KB302",
+        "load-condition-harness-default",
+        "info",
+        "load-conditions",
+        "A load condition is only known as 'the harness default'.",
+        "When the text names the harness and says its defaults were used, the value is an assumption about that "
+        "harness version's defaults, not a recorded measurement condition; it is reported so, never filled in.",
+        '{"methodology": "vllm bench latency --input-len 512 --output-len 128 --batch-size 8"}',
+        '{"methodology": "measured with `vllm bench latency`; no prompt length is given, so this is a '
+        'latency-at-the-harness-default shape"}',
+    )
+)
+KB303 = register(
+    Rule(
+        "KB303",
+        "load-condition-from-text",
+        "info",
+        "load-conditions",
+        "A load condition is established only by the record's prose, not by a structured field.",
+        "Prose is read by people and by this audit's extractor, not by comparisons or exports. The quoted value is a "
+        "backfill candidate for the structured field (with a provenance entry citing the quote).",
+        '{"conditions": {"batch_size": 1}, "methodology": "batch size 1"}',
+        '{"methodology": "llama.cpp CUDA backend, batch size 1, 512 token prompt"}',
+    )
+)
+
+
+def _field_for(cond: str, a: ConditionAssessment) -> str:
+    # The hardware condition has two halves; point at the one that is missing.
+    if cond == "hardware" and not (isinstance(a.value, dict) and a.value.get("accelerators")):
+        return "accelerator_ids"
+    return STRUCTURED_FIELD[cond]
+
+
+@audit("load-conditions", "which of the seven load conditions each benchmark record establishes, and from where")
+def run(kb: KB) -> AuditResult:
+    """Assess every benchmark record; return KB301/KB302/KB303 findings and per-condition figures."""
+    findings = []
+    absent = dict.fromkeys(CONDITIONS, 0)
+    defaulted = dict.fromkeys(CONDITIONS, 0)
+    from_text = dict.fromkeys(CONDITIONS, 0)
+    complete: list[str] = []
+    n = 0
+    for rec in kb.by_type("benchmark"):
+        n += 1
+        result = assess(rec.data)
+        where = {"record": rec.key, "path": rec.path}
+        for cond, a in result.items():
+            extra = {"condition": cond, "checked": a.checked, "recover": a.recover}
+            if a.status == "absent":
+                absent[cond] += 1
+                known = f" (known: {a.value})" if a.value else ""
+                findings.append(
+                    KB301.finding(
+                        f"{LABEL[cond]} absent{known}: {a.reason}. Would recover from {a.recover}.",
+                        field=_field_for(cond, a),
+                        evidence=None,
+                        extra={**extra, "known": a.value},
+                        **where,
+                    )
+                )
+            elif a.status == "harness-default":
+                defaulted[cond] += 1
+                findings.append(
+                    KB302.finding(
+                        f"{LABEL[cond]} is only the harness default: {a.reason}",
+                        field=STRUCTURED_FIELD[cond],
+                        evidence=a.evidence,
+                        extra=extra,
+                        **where,
+                    )
+                )
+            elif a.evidence and a.evidence.get("field") in TEXT_FIELDS:
+                from_text[cond] += 1
+                findings.append(
+                    KB303.finding(
+                        f"{LABEL[cond]} = {a.value!r} is stated only in {a.evidence['field']}; "
+                        f"backfill candidate for {STRUCTURED_FIELD[cond]}",
+                        field=STRUCTURED_FIELD[cond],
+                        evidence=a.evidence,
+                        extra={**extra, "value": a.value},
+                        **where,
+                    )
+                )
+        if all(a.status == "present" for a in result.values()):
+            complete.append(rec.key)
+    figures = {
+        "records": n,
+        "absent_by_condition": absent,
+        "harness_default_by_condition": defaulted,
+        "present_from_text_by_condition": from_text,
+        "complete": complete,
+    }
+    return AuditResult("load-conditions", findings, figures)
