@@ -170,6 +170,8 @@ def register_extra(cli: click.Group) -> None:
     def derive(name, kb_path, write, fmt) -> None:
         """Backfill fields that evidence proves, with provenance; dry-run diff by default.
 
+        NAME is a derivation (`inferkb derive list` lists them).
+
         \b
         Examples:
           inferkb derive interconnect-ids
@@ -178,11 +180,32 @@ def register_extra(cli: click.Group) -> None:
         """
         from . import derive as derive_mod
         from . import open as open_kb
+        from .reporters import finding_line
 
+        registry = derive_mod.load_all()
+        if name == "list":
+            for spec in registry.values():
+                click.echo(f"{spec.name:24} {spec.description}")
+            return
         kb = open_kb(kb_path)
-        result = derive_mod.run(kb, name, write=write)
-        derive_mod.render(result, fmt=fmt, write=write)
-        sys.exit(0 if getattr(result, "ok", True) else 1)
+        try:
+            result = derive_mod.run(kb, name, write=write)
+        except derive_mod.DeriveRefused as exc:
+            if fmt == "json":
+                _emit_json(exc.result.to_dict())
+            else:
+                click.echo(exc.result.proof.to_text())
+            raise
+        if fmt == "json":
+            _emit_json(result.to_dict())
+            return
+        if result.diff_text:
+            click.echo(result.diff_text)
+        for f in result.findings:
+            click.echo(finding_line(f), err=True)
+        click.echo(result.proof.to_text())
+        verb = "wrote" if write else "would change (dry run; --write to apply)"
+        click.echo(f"{name}: {len(result.changes)} values {verb} in {len(result.files)} files")
 
     @cli.command("export-report")
     @click.argument("record_id", metavar="ID")
