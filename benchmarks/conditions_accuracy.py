@@ -2,9 +2,10 @@
 
 Usage::
 
-    PYTHONPATH=src python3 benchmarks/conditions_accuracy.py [--corpus DIR] [--json]
+    PYTHONPATH=src python3 benchmarks/conditions_accuracy.py [--corpus DIR] [--gold PATH] [--json]
 
-Reads ``tests/data/conditions_gold.json`` and the sample corpus's benchmark
+Reads ``tests/data/conditions_gold.json`` (or the labels file given by
+``--gold``, e.g. the held-out ``tests/data/conditions_heldout.json``) and the sample corpus's benchmark
 records (default ``../shared/corpus/inference-research`` next to the repo),
 runs :func:`inferkb.audit.conditions_text.assess` on each gold record and
 prints, per condition, precision and recall of status ``present`` (a present
@@ -22,6 +23,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 GOLD = REPO / "tests" / "data" / "conditions_gold.json"
+HELDOUT = REPO / "tests" / "data" / "conditions_heldout.json"
 DEFAULT_CORPUS = REPO.parent / "shared" / "corpus" / "inference-research"
 
 
@@ -103,16 +105,21 @@ def load_corpus(corpus: Path) -> dict[str, dict]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--gold", type=Path, default=GOLD, help=f"labels file to score against (default {GOLD.relative_to(REPO)}; held-out set: {HELDOUT.relative_to(REPO)})")
     ap.add_argument("--json", action="store_true", help="print the full score as JSON")
     args = ap.parse_args(argv)
     if not (args.corpus / "data" / "benchmarks").is_dir():
         print(f"corpus not found: {args.corpus}", file=sys.stderr)
         return 2
+    if not args.gold.is_file():
+        print(f"labels file not found: {args.gold}", file=sys.stderr)
+        return 2
     sys.path.insert(0, str(REPO / "src"))
-    result = score(load_corpus(args.corpus), json.loads(GOLD.read_text(encoding="utf-8")))
+    result = score(load_corpus(args.corpus), json.loads(args.gold.read_text(encoding="utf-8")))
     if args.json:
         print(json.dumps(result, indent=2, default=str))
         return 0
+    print(f"labels: {args.gold}")
     print(f"gold records scored: {result['records']}  (missing from corpus: {len(result['missing'])})")
     print(f"{'condition':22s} {'tp':>4s} {'fp':>4s} {'fn':>4s} {'precision':>10s} {'recall':>7s}")
     for c, d in [*result["per_condition"].items(), ("OVERALL", result["overall"])]:
