@@ -1,0 +1,364 @@
+"""Audit ``physical-plausibility``: can the hardware have produced the benchmark's number at all?
+
+For a per-request decode rate (``decode_tok_s`` / ``tok_s_per_user`` counted
+per request, or ``tpot_ms`` / ``itl_ms`` converted as 1000 / ms) the ceiling is
+the memory roofline: aggregate bandwidth ÷ bytes read per token (active
+parameters × bytes per weight, plus the KV cache when the context is known).
+The implied model bandwidth utilisation (MBU) above 100% is impossible, above
+90% suspicious. For throughput and prefill (``prefill_tok_s``,
+``tps_aggregate``, ``output_tok_s``, ``total_tok_s``, and a decode rate
+counted per device/node/aggregate) the ceiling is peak dense FLOPs ÷ 2 ×
+active parameters per token; MFU above 100% is impossible. Formulas and their
+sources are in :mod:`inferkb.roofline`.
+
+Inputs and where they come from, in order: model size — the model record
+(``model_id``, or the ``model`` text matched against model ids, names and
+aliases), else the size in the model's name *only* for a dense-looking name
+(never for MoE names such as "8x7B", "A3B", "MoE", "Mixtral", "DeepSeek-V3",
+"gpt-oss"), and the finding says so; weight format — the ``format_id``
+record's bits, else format tokens in ``format_id``/``model``/``name`` (the
+smallest width named, which keeps the bound conservative); bandwidth and peak
+FLOPs — the single accelerator record; device count — ``value_scope``
+per-device (1) or "per N-GPU node" (N), else ``accelerator_count``, else a
+count stated in ``name``/``unit``/``methodology`` ("8x H100", "72 GPUs",
+"single MI300X"). When an input is missing the record is skipped with an info
+finding naming it; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from .. import roofline
+from ..hardware import normalise
+from ..rules import Rule, register
+from . import AuditResult, audit
+from .metric_consistency import _measured_mismatch, metric_info, value_scope
+
+if TYPE_CHECKING:
+    from ..store import KB, Record
+
+MBU_SUSPICIOUS = 0.90
+DECODE_METRICS = {"decode_tok_s", "tok_s_per_user"}
+LATENCY_PER_TOKEN = {"tpot_ms", "itl_ms"}
+THROUGHPUT_METRICS = {"prefill_tok_s", "tps_aggregate", "output_tok_s", "total_tok_s"}
+
+KB501 = register(Rule("KB501", "decode-rate-impossible", "error", "physical-plausibility",
+    "A per-request decode rate exceeds the memory-bandwidth ceiling (implied MBU > 100%).",
+    "Every decode step reads at least the active weights once; no engine can emit one request's tokens faster than aggregate bandwidth "
+    "divided by those bytes. Speculative decoding can beat it (several tokens per read) and then the finding is a warning.",
+    "Llama 3.1 8B BF16 on 1x H100 (3350 GB/s): 150 tok/s -> MBU 72%", "Llama 3.3 70B 4-bit on 1x RTX 5090 (1792 GB/s): 60 tok/s -> MBU 118%"))
+KB502 = register(Rule("KB502", "decode-rate-suspicious", "warning", "physical-plausibility",
+    "A per-request decode rate implies MBU between 90% and 100%.",
+    "Real decode kernels reach roughly 50-85% of peak bandwidth; above 90% the number, the model size, the format or the hardware is probably misstated.",
+    "MBU 70%", "MBU 96%"))
+KB503 = register(Rule("KB503", "throughput-impossible", "error", "physical-plausibility",
+    "A throughput or prefill rate exceeds peak dense FLOPs at the format's precision (implied MFU > 100%).",
+    "Each token costs about 2 x active parameters FLOPs in the forward pass (Kaplan et al. 2020); the devices cannot do more FLOPs than their peak.",
+    "Llama 2 70B FP8 on 8x H100: 30,000 tok/s -> MFU 27%", "Llama 2 70B FP8 on 1x H100: 30,000 tok/s -> MFU 212%"))
+KB504 = register(Rule("KB504", "roofline-unchecked", "info", "physical-plausibility",
+    "A rate could not be checked against the roofline; the finding names the missing input.",
+    "A check that silently skips looks like a pass; naming the missing input (model size, format, bandwidth, device count, scope) says what would make it checkable.",
+    "model, format, accelerator and count all resolved", "model 'DeepSeek-V4.1-Flash' matches no model record and its name is MoE-looking"))
+KB505 = register(Rule("KB505", "bound-needs-device-count", "warning", "physical-plausibility",
+    "The rate exceeds what one device could do and the record does not state how many devices ran it.",
+    "With the count unknown the rate is either impossible (one device) or from an unrecorded multi-device run; either way the record must say.",
+    '{"accelerator_count": 2, ...}', "70B 4-bit at 45 tok/s on 'RTX 5090', count not stated -> 108% of one device"))
+
+_MOE_NAME = re.compile(r"\d+\s*x\s*\d+(?:\.\d+)?\s*b\b|(?<![a-z0-9])a\d+(?:\.\d+)?b\b|\bmoe\b|mixtral|deepseek[\s_-]*(?:v\d|r\d|coder[\s_-]*v2)|"
+                       r"gpt[\s_-]*oss|\bactive\b|\bkimi\b|\bglm[\s_-]*4\.[5-9]|qwen\d(?:\.\d)?[\s_-]*next|maverick|scout|\bdbrx\b|\bjamba\b|minimax|\barctic\b|\bexperts?\b",
+                       re.I)
+_NAME_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bB])\b")
+_SPEC_DECODE = re.compile(r"speculative|\bmtp\b|\beagle\d?\b|\bmedusa\b|draft model|lookahead|\bdspark\b", re.I)
+_COUNT_PATTERNS = (
+    # "8x H100", "8xGaudi 2": a count followed by a capitalised word; kept only if the words name the accelerator.
+    re.compile(r"(?<![\w.])(\d{1,4})\s*[x\u00d7]\s*(?=[A-Z])"),
+    re.compile(r"(?<![\w.])(\d{1,4})[ -](?:GPUs?|accelerators?|chips?|cards?)\b", re.I),
+)
+_SINGLE = re.compile(r"\b(?i:single|one)\s+(?:(?i:gpu|card|device|accelerator|chip)\b|[A-Z]{1,3}\d+[A-Za-z]*\b)")
+_PER_N_NODE = re.compile(r"\bper[ -](\d+)[ -]gpu[ -](?:node|server|host)\b", re.I)
+
+
+def _model_index(kb: KB) -> list[tuple[str, Record]]:
+    cached = kb.__dict__.get("_plausibility_models")
+    if cached is not None:
+        return cached
+    index: list[tuple[str, Record]] = []
+    if "model" in kb.profile.types:
+        for rec in kb.by_type("model"):
+            for label in [rec.id, rec.data.get("name")] + list(rec.data.get("aliases") or []):
+                if isinstance(label, str) and normalise(label):
+                    index.append((normalise(label), rec))
+    kb.__dict__["_plausibility_models"] = index
+    return index
+
+
+def match_model(kb: KB, text: str) -> tuple[list[Record], str | None]:
+    """Model records whose id/name/alias occurs in ``text`` as whole tokens: ``(records, matched label)``.
+
+    A label followed by a digit token after a digit ("DeepSeek-V3" in
+    "DeepSeek-V3.2") is a different version and does not match. The longest
+    label wins when it contains the others; more than one record left means ambiguous.
+    """
+    norm = f" {normalise(text)} "
+    hits: list[tuple[str, Record]] = []
+    for label, rec in _model_index(kb):
+        start = norm.find(f" {label} ")
+        while start >= 0:
+            after = norm[start + len(label) + 2:]
+            next_token = after.split(" ", 1)[0]
+            if not (label[-1].isdigit() and next_token.isdigit()):
+                hits.append((label, rec))
+                break
+            start = norm.find(f" {label} ", start + 1)
+    if not hits:
+        return [], None
+    longest = max(hits, key=lambda h: len(h[0]))
+    records = {h[1].id: h[1] for h in hits if h[1].id == longest[1].id or h[0] not in longest[0]}
+    return list(records.values()), longest[0]
+
+
+def model_size(kb: KB, data: dict[str, Any]) -> tuple[float | None, dict[str, Any]]:
+    """Active parameters (count) of the benchmark's model and how they were found.
+
+    Returns ``(active_params, info)``; ``info`` has ``basis`` ("model record",
+    "model name") and ``model``/``kv_bytes_per_token`` or ``missing`` (why
+    ``None``). Name-derived sizes only for dense-looking names (module docstring).
+    """
+    rec = kb.resolve(data["model_id"], "model") if data.get("model_id") else None
+    text = data.get("model") if isinstance(data.get("model"), str) else ""
+    if rec is None and text:
+        records, _ = match_model(kb, text)
+        if len(records) > 1:
+            return None, {"missing": f"model text {text!r} matches several model records ({', '.join(r.id for r in records)})"}
+        rec = records[0] if records else None
+    if rec is not None:
+        m = rec.data
+        active = m.get("active_params_b")
+        if not isinstance(active, (int, float)) and m.get("architecture") == "dense":
+            active = m.get("params_b")
+        if not isinstance(active, (int, float)) or active <= 0:
+            return None, {"missing": f"model record {rec.id} gives no active parameter count"}
+        return active * 1e9, {"basis": "model record", "model": rec.id, "kv_bytes_per_token": m.get("kv_cache_bytes_per_token")}
+    if not text:
+        return None, {"missing": "no model named (model_id and model are empty)"}
+    if _MOE_NAME.search(text):
+        return None, {"missing": f"model {text!r} matches no model record and its name looks like a mixture-of-experts model, "
+                                 "whose active size a name does not give"}
+    sizes = {float(m.group(1)) for m in _NAME_SIZE.finditer(text)}
+    if len(sizes) != 1:
+        why = "names no size" if not sizes else f"names several sizes ({', '.join(f'{s:g}B' for s in sorted(sizes))})"
+        return None, {"missing": f"model {text!r} matches no model record and its name {why}"}
+    size = sizes.pop()
+    return size * 1e9, {"basis": "model name", "model": text, "kv_bytes_per_token": None}
+
+
+def _format_bits_from_record(rec: Record) -> float | None:
+    d = rec.data
+    if isinstance(d.get("weight_bits"), (int, float)) and d["weight_bits"] > 0:
+        return float(d["weight_bits"])
+    bits = str(d.get("bits") or "")
+    m = re.match(r"\s*w(\d+(?:\.\d+)?)a", bits, re.I) or re.search(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s*(?:avg|bits?)\b|\s*$)", bits)
+    if m:
+        return float(m.group(1))
+    per_weight = roofline.bytes_per_weight(str(d.get("scheme") or ""))
+    return per_weight * 8 if per_weight else None
+
+
+def weight_bytes(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
+    """Bytes per stored weight for the benchmark and where they came from (or why unknown)."""
+    fid = data.get("format_id")
+    if isinstance(fid, str) and fid:
+        rec = kb.resolve(fid, "quantization")
+        if rec is not None:
+            bits = _format_bits_from_record(rec)
+            if bits:
+                return bits / 8, f"format record {rec.id} ({bits:g} bits per weight)"
+    found: dict[str, float] = {}
+    for field in ("format_id", "model", "name"):
+        value = data.get(field)
+        if isinstance(value, str):
+            found.update(roofline.format_mentions(value))
+    if not found:
+        return None, "weight format unknown (no resolvable format_id; no format token in format_id, model or name)"
+    low = min(found.values())
+    tokens = ", ".join(sorted(found))
+    return low, f"format token(s) {tokens} in the record's text ({low:g} bytes per weight{', the smallest named' if len(set(found.values())) > 1 else ''})"
+
+
+_VENDOR_WORDS = {"nvidia", "amd", "intel", "apple", "google", "geforce", "radeon", "instinct", "sxm", "pcie", "nvl", "the", "and",
+                 "gb", "per", "accelerator", "edition", "workstation", "cloud", "local", "system", "integrated", "gpu", "max", "pro"}
+
+
+def accelerator_tokens(acc: Record | None) -> set[str]:
+    """Distinctive lower-case tokens of an accelerator's id, name and aliases ("h100", "mi355x", "gaudi"), vendor words removed."""
+    if acc is None:
+        return set()
+    labels = [acc.id, acc.data.get("name") or ""] + list(acc.data.get("aliases") or [])
+    return {t for label in labels if isinstance(label, str) for t in normalise(label).split() if len(t) >= 2 and t not in _VENDOR_WORDS}
+
+
+def device_count(data: dict[str, Any], scope: str | None, acc_tokens: set[str] | frozenset[str] = frozenset()) -> tuple[int | None, str]:
+    """How many devices the value spans, and the basis; ``None`` with the reason when unknown or ambiguous.
+
+    Order: ``value_scope`` per-device (1) or "per N-GPU node" (N); ``accelerator_count``;
+    then the first of ``name``, ``unit``, ``methodology`` that states a count
+    ("8x H100" — counted only when the words after it name the accelerator,
+    so "2x Intel Xeon" is not a GPU count — "72-GPU rack", "single MI300X").
+    Different counts in that field make it ambiguous.
+    """
+    if scope == "per-device":
+        return 1, "value is per device"
+    if scope == "per-node":
+        for field in ("unit", "name", "methodology"):
+            m = _PER_N_NODE.search(data.get(field) or "")
+            if m:
+                return int(m.group(1)), f"value is per {m.group(1)}-GPU node ({field})"
+        return None, "value is per node but the devices per node are not stated"
+    count = data.get("accelerator_count")
+    if isinstance(count, int) and count > 0:
+        return count, "accelerator_count"
+    for field in ("name", "unit", "methodology"):
+        text = data.get(field) or ""
+        found: dict[int, str] = {}
+        for m in _COUNT_PATTERNS[0].finditer(text):
+            following = set(normalise(text[m.end():m.end() + 30]).split()[:4])
+            if following & acc_tokens:
+                found.setdefault(int(m.group(1)), m.group(0) + text[m.end():m.end() + 12])
+        for m in _COUNT_PATTERNS[1].finditer(text):
+            if not re.match(r"\s*per\s+(?:node|server|host)", text[m.end():]):
+                found.setdefault(int(m.group(1)), m.group(0))
+        m = _SINGLE.search(text)
+        if m:
+            found.setdefault(1, m.group(0))
+        found.pop(0, None)
+        if len(found) == 1:
+            (n, quote), = found.items()
+            return n, f"device count from {field}: {quote.strip()!r}"
+        if found:
+            return None, f"device count ambiguous: {field} states {', '.join(str(n) for n in sorted(found))}"
+    return None, "device count not stated (no accelerator_count; no count in name, unit or methodology)"
+
+
+def _accelerator(kb: KB, data: dict[str, Any]) -> tuple[Record | None, str]:
+    ids = [i for i in dict.fromkeys(data.get("accelerator_ids") or []) if isinstance(i, str)]
+    if not ids:
+        return None, "no accelerator_ids"
+    if len(ids) > 1:
+        return None, f"several accelerators ({', '.join(ids)}); a mixed run has no single ceiling"
+    rec = kb.resolve(ids[0], "accelerator")
+    return (rec, "") if rec is not None else (None, f"accelerator {ids[0]} has no record")
+
+
+def _band(x: float) -> str:
+    return ">100%" if x > 1 else "90-100%" if x > MBU_SUSPICIOUS else "50-90%" if x > 0.5 else "<=50%"
+
+
+def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
+    data = rec.data
+    metric, value = data.get("metric"), data.get("value")
+    if metric not in DECODE_METRICS | LATENCY_PER_TOKEN | THROUGHPUT_METRICS:
+        return []
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        return []
+    where = {"record": rec.key, "path": rec.path, "field": "value"}
+    info = metric_info(kb, metric)
+    if info and _measured_mismatch(data, info):
+        return [KB504.finding(f"{metric} not checked: the record's unit/name contradict the metric (see KB401)", **where)]
+    scope_hit = value_scope(data)
+    scope = scope_hit[0] if scope_hit else None
+    if metric in LATENCY_PER_TOKEN:
+        kind, rate = "decode", 1000.0 / value
+    elif metric == "tok_s_per_user" or (metric == "decode_tok_s" and scope == "per-request"):
+        kind, rate = "decode", float(value)
+    elif metric == "decode_tok_s" and scope is None:
+        return [KB504.finding("decode_tok_s not checked: the text does not say whether the rate is per request or summed over a batch", **where)]
+    else:
+        kind, rate = "throughput", float(value)
+    figures["rate_records"] += 1
+
+    params, size_info = model_size(kb, data)
+    acc, acc_missing = _accelerator(kb, data)
+    devices, dev_basis = device_count(data, scope, accelerator_tokens(acc))
+    missing = [size_info["missing"]] if params is None else []
+    if acc is None:
+        missing.append(acc_missing)
+    if kind == "decode":
+        bpw, fmt_basis = weight_bytes(kb, data)
+        if bpw is None:
+            missing.append(fmt_basis)
+        bw = acc.data.get("memory_bandwidth_gbps") if acc else None
+        if acc is not None and not (isinstance(bw, (int, float)) and bw > 0):
+            missing.append(f"accelerator {acc.id} has no memory_bandwidth_gbps")
+    else:
+        bpw, fmt_basis = weight_bytes(kb, data)
+        peak = roofline.peak_dense_tflops(acc.data.get("flops") or [], (bpw or 0) * 8) if acc else None
+        if acc is not None and peak is None:
+            missing.append(f"accelerator {acc.id} has no dense flops row at {bpw * 8:g}-bit or wider" if bpw else f"accelerator {acc.id} has no dense flops row")
+    if missing:
+        figures["unchecked"] += 1
+        return [KB504.finding(f"{metric} not checked against the roofline: " + "; ".join(missing), extra={"missing": missing}, **where)]
+
+    size_note = (f"{params / 1e9:g}B active parameters from model record {size_info['model']}" if size_info["basis"] == "model record"
+                 else f"{params / 1e9:g}B parameters taken from the model NAME {size_info['model']!r} (dense-looking, no model record)")
+    n = devices or 1
+    if kind == "decode":
+        kv, context, batch = size_info.get("kv_bytes_per_token"), (data.get("conditions") or {}).get("input_tokens"), 1
+        kv_note = "KV cache not counted (context or KV bytes per token unknown), so the true MBU is higher"
+        if isinstance(kv, (int, float)) and kv > 0 and isinstance(context, int) and context > 0:
+            cond = data.get("conditions") or {}
+            batch = next((b for b in (cond.get("batch_size"), cond.get("concurrency")) if isinstance(b, int) and b > 0), 1)
+            kv_note = f"KV cache {kv:g} B/token x {context} prompt tokens x batch {batch} included"
+        else:
+            kv, context = 0.0, 0
+        per_token = roofline.bytes_per_decode_token(params, bpw, kv_bytes_per_token=kv, context_tokens=context, batch=batch)
+        util = roofline.mbu(rate, per_token, bw, n)
+        what = "MBU"
+        detail = (f"{rate:g} tok/s x {per_token / 1e9:.3g} GB/token = {rate * per_token / 1e9:.4g} GB/s vs {n} x {bw:g} GB/s "
+                  f"({acc.id}); {size_note}; {fmt_basis}; {kv_note}; devices: {dev_basis}")
+    else:
+        tflops, precision = peak
+        util = roofline.mfu(rate, params, tflops, n)
+        what = "MFU"
+        detail = (f"{rate:g} tok/s x 2 x {params / 1e9:g}e9 FLOP = {rate * 2 * params / 1e12:.4g} TFLOP/s vs {n} x {tflops:g} dense {precision} TFLOPS "
+                  f"({acc.id}); {size_note}; {fmt_basis if bpw else 'format unknown, so the fastest dense peak of any precision is used'}; devices: {dev_basis}")
+    entry = {what.lower(): round(util, 4), "devices": devices, "size_basis": size_info["basis"]}
+    if devices is None:
+        entry["note"] = "device count unknown: utilisation of ONE device, an upper bound"
+    figures["per_record"][rec.id] = entry
+    figures[f"{what.lower()}_bands"][_band(util)] += 1
+    extra = {what.lower(): round(util, 4), "devices": devices, "size_basis": size_info["basis"]}
+    if devices is None:
+        if util > 1:
+            return [KB505.finding(f"{metric} {value:g} implies {what} {util:.0%} of ONE device and the device count is not stated: {detail}",
+                                  extra=extra, **where)]
+        return []
+    if util > 1:
+        rule = KB501 if kind == "decode" else KB503
+        spec = kind == "decode" and any(_SPEC_DECODE.search(data.get(f) or "") for f in ("name", "unit", "methodology", "notes"))
+        if spec:
+            return [rule.finding(f"{metric} {value:g} implies {what} {util:.0%}: possible only because the text mentions speculative decoding "
+                                 f"(several tokens per weight read): {detail}", severity="warning", extra=extra, **where)]
+        return [rule.finding(f"{metric} {value:g} implies {what} {util:.0%} (> 100%, impossible): {detail}", extra=extra, **where)]
+    if kind == "decode" and util > MBU_SUSPICIOUS:
+        return [KB502.finding(f"{metric} {value:g} implies {what} {util:.0%} (> 90%): {detail}", extra=extra, **where)]
+    return []
+
+
+@audit("physical-plausibility", "Decode rates vs memory-bandwidth roofline (MBU) and throughput vs peak FLOPs (MFU).")
+def run(kb: KB) -> AuditResult:
+    """Check every benchmark's rate against its roofline.
+
+    Figures: ``rate_records`` (records with a checkable rate), ``unchecked``
+    (inputs missing, see KB504), ``mbu_bands``/``mfu_bands`` (counts by band)
+    and ``per_record`` ``{id: {"mbu"|"mfu", "devices", "size_basis"[, "note"]}}``.
+    """
+    result = AuditResult("physical-plausibility")
+    bands = {"<=50%": 0, "50-90%": 0, "90-100%": 0, ">100%": 0}
+    figures: dict[str, Any] = {"rate_records": 0, "unchecked": 0, "mbu_bands": dict(bands), "mfu_bands": dict(bands), "per_record": {}}
+    if "benchmark" in kb.profile.types:
+        for rec in kb.by_type("benchmark"):
+            result.findings.extend(_check(kb, rec, figures))
+    result.figures = figures
+    return result
