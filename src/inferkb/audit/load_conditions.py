@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..rules import Rule, register
 from . import AuditResult, audit
+from .conditions_patterns import GAP_KEYS
 from .conditions_text import CONDITIONS, STRUCTURED_FIELD, TEXT_FIELDS, ConditionAssessment, assess
 
 if TYPE_CHECKING:
@@ -86,6 +87,35 @@ KB303 = register(
 )
 
 
+KB304 = register(
+    Rule(
+        "KB304",
+        "load-condition-gap-documented",
+        "info",
+        "load-conditions",
+        "A load condition is absent, and the record itself documents why in condition_gaps.",
+        "A null with a stated reason is the honest state of a record whose evidence does not give a condition "
+        "(DESIGN.md rule 1). It is still absent - the number is not comparable on that condition - but the record has "
+        "done what it can, so this is reported as information rather than as a warning.",
+        '{"conditions": {"warmup": null}, "condition_gaps": {"warmup": {"reason": "the log does not show a warmup phase", '
+        '"recover": "the harness command line (--num-iters-warmup)"}}}',
+        '{"conditions": {"warmup": null}}   (no condition_gaps entry: KB301 instead)',
+    )
+)
+
+
+def _documented_gap(record: dict, cond: str) -> str | None:
+    """The record's own ``condition_gaps`` reason for ``cond``, when it states one."""
+    gaps = record.get("condition_gaps")
+    if not isinstance(gaps, dict):
+        return None
+    for key in GAP_KEYS[cond]:
+        gap = gaps.get(key)
+        if isinstance(gap, dict) and isinstance(gap.get("reason"), str) and gap["reason"].strip():
+            return key
+    return None
+
+
 def _field_for(cond: str, a: ConditionAssessment) -> str:
     # The hardware condition has two halves; point at the one that is missing.
     if cond == "hardware" and not (isinstance(a.value, dict) and a.value.get("accelerators")):
@@ -95,9 +125,10 @@ def _field_for(cond: str, a: ConditionAssessment) -> str:
 
 @audit("load-conditions", "which of the seven load conditions each benchmark record establishes, and from where")
 def run(kb: KB) -> AuditResult:
-    """Assess every benchmark record; return KB301/KB302/KB303 findings and per-condition figures."""
+    """Assess every benchmark record; return KB301-KB304 findings and per-condition figures."""
     findings = []
     absent = dict.fromkeys(CONDITIONS, 0)
+    documented = dict.fromkeys(CONDITIONS, 0)
     defaulted = dict.fromkeys(CONDITIONS, 0)
     from_text = dict.fromkeys(CONDITIONS, 0)
     complete: list[str] = []
@@ -111,8 +142,11 @@ def run(kb: KB) -> AuditResult:
             if a.status == "absent":
                 absent[cond] += 1
                 known = f" (known: {a.value})" if a.value else ""
+                rule = KB304 if _documented_gap(rec.data, cond) else KB301
+                if rule is KB304:
+                    documented[cond] += 1
                 findings.append(
-                    KB301.finding(
+                    rule.finding(
                         f"{LABEL[cond]} absent{known}: {a.reason}. Would recover from {a.recover}.",
                         field=_field_for(cond, a),
                         evidence=None,
@@ -148,6 +182,7 @@ def run(kb: KB) -> AuditResult:
     figures = {
         "records": n,
         "absent_by_condition": absent,
+        "absent_documented_by_condition": documented,
         "harness_default_by_condition": defaulted,
         "present_from_text_by_condition": from_text,
         "complete": complete,
