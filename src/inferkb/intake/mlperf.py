@@ -246,7 +246,7 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
     conditions = {k: stated.get(k) for k in CONDITION_KEYS}
     checked = ["summary.csv row (framework, notes)"]
     recover = f"the submission's measurements/ and code/ directories for {row['Model']}/{row['Scenario']}"
-    for cond in ("dataset", "input_tokens", "output_tokens", "tensor_parallel", "concurrency", "batch_size"):
+    for cond in ("dataset", "input_tokens", "output_tokens", "tensor_parallel", "concurrency", "batch_size", "warmup"):
         gaps[cond] = {"reason": "not stated in the MLPerf summary.csv row; fixed by the MLPerf benchmark definition "
                                 "or the submitter's configuration", "checked": checked, "recover": recover}
     if engine_version is None:
