@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import rec, write_kb
-
 import inferkb
+from conftest import rec, write_kb
 
 FULL = {"model": "Llama 3.1 8B", "accelerator_ids": ["gpu-a"], "accelerator_count": 1,
         "conditions": {"batch_size": 1, "input_tokens": 512, "output_tokens": 128, "engine_version": "0.6.3", "warmup": 10}}

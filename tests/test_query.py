@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import rec, write_kb
 
 import inferkb
+from conftest import rec, write_kb
 from inferkb import query
 from inferkb.errors import UsageError
 

@@ -7,9 +7,9 @@ import json
 import os
 
 import pytest
-from conftest import rec, write_kb
 
 import inferkb
+from conftest import rec, write_kb
 from inferkb import rules
 
 SRC = {"data/sources/src-a.json": rec("source", "src-a")}

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 DIMENSIONS = ("rate", "latency", "ratio", "energy", "quality", "memory")
 
 
-def load_metrics(kb: "KB") -> dict[str, dict[str, Any]]:
+def load_metrics(kb: KB) -> dict[str, dict[str, Any]]:
     """Return ``{name: entry}`` from the KB's registry file, or ``{}``.
 
     Raises :class:`KBError` when the file is named but missing, does not parse,

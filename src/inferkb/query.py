@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .jsonio import parse_bytes
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 OPS = ("!=", ">=", "<=", "=", "<", ">", "~")
 
 
-def list_records(kb: "KB", type_name: str) -> list[dict[str, Any]]:
+def list_records(kb: KB, type_name: str) -> list[dict[str, Any]]:
     """Rows ``{key, id, name, status, confidence, updated}`` of one type, sorted by id. Raises UsageError for an unknown type."""
     return sorted(
         (
@@ -54,7 +55,7 @@ def _flatten_text(value: Any, out: list[str]) -> None:
 _TOKEN = re.compile(r"[\w.+]+", re.UNICODE)
 
 
-def search(kb: "KB", text: str, *, limit: int = 20, type_name: str | None = None) -> list[dict[str, Any]]:
+def search(kb: KB, text: str, *, limit: int = 20, type_name: str | None = None) -> list[dict[str, Any]]:
     """Full-text search over every field, ranked by BM25 (SQLite FTS5).
 
     Matches in ``id`` and ``name`` weigh 10x and 5x a match in the body. Every
@@ -155,7 +156,7 @@ def _matches(actual: Any, op: str, wanted: Any, raw: str) -> bool:
     return {"<": a < w, ">": a > w, "<=": a <= w, ">=": a >= w}[op]
 
 
-def where(kb: "KB", field: str, op: str, value: str, *, type_name: str | None = None) -> list[dict[str, Any]]:
+def where(kb: KB, field: str, op: str, value: str, *, type_name: str | None = None) -> list[dict[str, Any]]:
     """Records where the dotted ``field`` compares true with ``value``.
 
     Dotted paths descend into objects; a list matches if ANY element matches
@@ -189,7 +190,7 @@ def where(kb: "KB", field: str, op: str, value: str, *, type_name: str | None = 
 
 # ---- refs, stats, gaps ---------------------------------------------------------
 
-def _outgoing(kb: "KB", rec: "Record") -> list[dict[str, Any]]:
+def _outgoing(kb: KB, rec: Record) -> list[dict[str, Any]]:
     spec = kb.profile.types[rec.type]
     fields = [("sources", "source")] + list(spec.refs.items())
     out = []
@@ -200,7 +201,7 @@ def _outgoing(kb: "KB", rec: "Record") -> list[dict[str, Any]]:
     return out
 
 
-def refs(kb: "KB", ref: str) -> dict[str, Any]:
+def refs(kb: KB, ref: str) -> dict[str, Any]:
     """What record ``ref`` cites and what cites it.
 
     Returns ``{"key", "cites": [{field, id, key, resolved}], "cited_by": [{key, field}]}``.
@@ -219,12 +220,12 @@ def refs(kb: "KB", ref: str) -> dict[str, Any]:
     return {"key": rec.key, "cites": _outgoing(kb, rec), "cited_by": cited_by}
 
 
-def stats(kb: "KB") -> dict[str, Any]:
+def stats(kb: KB) -> dict[str, Any]:
     """Counts by type and status and mean confidence per type.
 
     Returns ``{"records": n, "types": {type: {"count", "by_status": {...}, "mean_confidence"}}}``.
     """
-    by_type: dict[str, list["Record"]] = defaultdict(list)
+    by_type: dict[str, list[Record]] = defaultdict(list)
     for rec in kb.records.values():
         by_type[rec.type].append(rec)
     types = {}
@@ -239,7 +240,7 @@ def stats(kb: "KB") -> dict[str, Any]:
     return {"records": len(kb.records), "types": types}
 
 
-def gaps(kb: "KB") -> dict[str, Any]:
+def gaps(kb: KB) -> dict[str, Any]:
     """Types with no records, and per type the schema fields no record fills (all null/absent/empty).
 
     Returns ``{"empty_types": [...], "unfilled_fields": {type: [field, ...]}}``.

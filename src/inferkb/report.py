@@ -23,7 +23,7 @@ class Report:
     figures: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
-    def filtered(self, select: list[str] | None = None, ignore: list[str] | None = None) -> "Report":
+    def filtered(self, select: list[str] | None = None, ignore: list[str] | None = None) -> Report:
         """A copy keeping findings whose code matches ``select`` (all when empty) and not ``ignore`` (codes or prefixes)."""
         kept = [
             f
@@ -32,7 +32,7 @@ class Report:
         ]
         return Report(self.kb, self.records, kept, self.figures, self.notes)
 
-    def extend(self, other: "Report") -> None:
+    def extend(self, other: Report) -> None:
         self.findings.extend(other.findings)
         self.figures.update(other.figures)
         self.notes.extend(n for n in other.notes if n not in self.notes)

@@ -37,7 +37,7 @@ def _placeholder(prop: dict[str, Any]) -> Any:
     return None
 
 
-def skeleton(kb: "KB", type_name: str, name: str, *, record_id: str | None = None, source: str | None = None) -> dict[str, Any]:
+def skeleton(kb: KB, type_name: str, name: str, *, record_id: str | None = None, source: str | None = None) -> dict[str, Any]:
     """Build the skeleton dict. Raises UsageError for an unknown type, an unsafe id or an unknown source id."""
     kb.type_spec(type_name)
     if not name.strip():
@@ -70,7 +70,7 @@ def skeleton(kb: "KB", type_name: str, name: str, *, record_id: str | None = Non
     return record
 
 
-def write_new(kb: "KB", type_name: str, name: str, *, record_id: str | None = None, source: str | None = None) -> Path:
+def write_new(kb: KB, type_name: str, name: str, *, record_id: str | None = None, source: str | None = None) -> Path:
     """Write the skeleton to ``data/<dir>/<id>.json`` atomically; returns the path.
 
     Raises RecordExists if the file exists (it is never overwritten), UsageError as :func:`skeleton`.

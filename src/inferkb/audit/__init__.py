@@ -9,8 +9,9 @@ and returns an :class:`AuditResult`; it never writes.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..findings import Finding
@@ -44,7 +45,7 @@ class AuditResult:
 class AuditSpec:
     name: str
     description: str
-    func: Callable[["KB"], AuditResult]
+    func: Callable[[KB], AuditResult]
 
 
 AUDITS: dict[str, AuditSpec] = {}
@@ -53,7 +54,7 @@ AUDITS: dict[str, AuditSpec] = {}
 def audit(name: str, description: str) -> Callable:
     """Decorator registering ``func(kb) -> AuditResult`` as the audit ``name``."""
 
-    def deco(func: Callable[["KB"], AuditResult]) -> Callable[["KB"], AuditResult]:
+    def deco(func: Callable[[KB], AuditResult]) -> Callable[[KB], AuditResult]:
         AUDITS[name] = AuditSpec(name, description, func)
         return func
 
@@ -72,7 +73,7 @@ def load_all() -> dict[str, AuditSpec]:
 
 
 def run_audits(
-    kb: "KB",
+    kb: KB,
     names: list[str] | None = None,
     *,
     select: list[str] | None = None,

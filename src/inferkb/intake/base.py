@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, RecordExists, UsageError
 from ..findings import Finding
@@ -84,7 +85,7 @@ class Importer:
     description: str = ""
     multi_arm: bool = False
 
-    def parse(self, paths: list[Path], options: IntakeOptions, kb: "KB") -> IntakeResult:  # pragma: no cover - abstract
+    def parse(self, paths: list[Path], options: IntakeOptions, kb: KB) -> IntakeResult:  # pragma: no cover - abstract
         raise NotImplementedError
 
 
@@ -174,7 +175,7 @@ def build_conditions(stated: dict[str, Any], fmt: str, checked: list[str], relev
     return conditions, gaps
 
 
-def resolve_accelerator(kb: "KB", options: IntakeOptions, raw_from_file: str | None) -> tuple[list[str], list[str], str | None, list[str]]:
+def resolve_accelerator(kb: KB, options: IntakeOptions, raw_from_file: str | None) -> tuple[list[str], list[str], str | None, list[str]]:
     """Decide ``accelerator_ids``, ``accelerator_alternates`` and ``hardware_raw``.
 
     Returns ``(ids, alternates, hardware_raw, notes)``. An explicit
@@ -208,7 +209,7 @@ def today() -> str:
     return _dt.date.today().isoformat()
 
 
-def commit(kb: "KB", records: list[dict[str, Any]], *, update: bool = False,
+def commit(kb: KB, records: list[dict[str, Any]], *, update: bool = False,
            on_diff: Callable[[dict, dict], None] | None = None) -> list[str]:
     """Write ``records`` through the store, all or nothing per record; returns written keys.
 
