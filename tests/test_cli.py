@@ -146,3 +146,39 @@ def test_bundled_skeleton_validates_once_filled(bundled_copy):
     path = kb.record_path("engine", sk["id"])
     kb.write_record(sk)  # validates first; raises RecordInvalid if the filled skeleton were invalid
     assert path.exists()
+
+
+def test_select_with_a_code_that_matches_no_rule_is_a_usage_error(tmp_path):
+    write_kb(tmp_path, {"data/engines/x.json": rec("engine", "x", confidence=7)})
+    proc = run("validate", "--kb", tmp_path, "--select", "KB2O1")
+    assert proc.returncode == 2 and "matches no rule" in proc.stderr
+
+
+def test_show_prints_long_text_uncropped():
+    proc = run("show", "vllm-mtp-regression-qwen3-next-80b-a3b")
+    doc = json.loads(proc.stdout.split("\n", 1)[1].split("\n# computed")[0])
+    assert doc["name"].endswith("4x H100 SXM")
+    assert "# computed: arm mtp-2 vs baseline arm baseline: mean_delta_pct +76.5%" in proc.stdout
+
+
+def test_new_with_a_name_that_gives_no_id_asks_for_one(tmp_path):
+    write_kb(tmp_path, {})
+    proc = run("new", "engine", "--name", "!!!", "--kb", tmp_path)
+    assert proc.returncode == 2 and "pass --id" in proc.stderr
+
+
+def test_export_report_exports_the_chosen_arm_and_says_what_it_left_out():
+    import yaml
+
+    proc = run("export-report", "vllm-mtp-regression-qwen3-next-80b-a3b", "--arm", "mtp-2")
+    doc = yaml.safe_load(proc.stdout)
+    latency = doc["results"]["request_performance"]["aggregate"]["latency"]["request_latency"]
+    assert (latency["mean"], latency["p99"]) == (1578.0, 1670.0)
+    assert "--arm baseline" in proc.stderr
+    assert run("export-report", "vllm-mtp-regression-qwen3-next-80b-a3b", "--arm", "nope").returncode == 2
+
+
+def test_export_report_refuses_a_directory_as_output(tmp_path):
+    proc = run("export-report", "vllm-mtp-regression-qwen3-next-80b-a3b", "-o", tmp_path)
+    assert proc.returncode == 2 and "is a directory" in proc.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -95,3 +95,14 @@ def test_gaps_lists_empty_types_and_unfilled_fields(kb):
 def test_gaps_on_bundled_kb_uses_its_schemas():
     out = query.gaps(inferkb.open())
     assert isinstance(out["unfilled_fields"], dict)
+
+
+@pytest.mark.parametrize(("field", "op", "value", "message"), [
+    ("value", ">", "", "has no value"),
+    ("value", ">", "abc", "numbers or ISO dates"),
+    ("conditions.", ">", "1", "empty path segment"),
+    ("valeu", "=", "1", "no record has a field 'valeu'"),
+])
+def test_where_rejects_conditions_that_cannot_match_anything(kb, field, op, value, message):
+    with pytest.raises(UsageError, match=message):
+        query.where(kb, field, op, value)

@@ -36,8 +36,28 @@ def _open(kb_path: str | None):
     return open_kb(kb_path)
 
 
+def _all_rules() -> dict:
+    """Import every module that registers rules and return the registry."""
+    from . import rules as registry
+    from . import validate_rules  # noqa: F401
+    from .audit import load_all
+
+    load_all()
+    _load_optional("inferkb.derive")
+    _load_optional("inferkb.intake.common")
+    _load_optional("inferkb.intake.table_rules")
+    return registry.RULES
+
+
 def _codes(values: tuple[str, ...]) -> list[str]:
-    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+    """Split --select/--ignore values; a code or prefix that matches no rule is a usage error (a typo must not switch checks off)."""
+    codes = [c.strip() for v in values for c in v.split(",") if c.strip()]
+    if codes:
+        known = _all_rules()
+        for code in codes:
+            if not any(k.startswith(code.upper()) for k in known):
+                raise UsageError(f"--select/--ignore {code!r} matches no rule code; `inferkb rules` lists them")
+    return codes
 
 
 def _emit_json(data: Any) -> None:
@@ -139,6 +159,9 @@ def audit(names, kb_path, select, ignore, fmt, fail_on, list_only) -> None:
 
     registry = load_all()
     if list_only:
+        if fmt == "json":
+            _emit_json([{"name": s.name, "description": s.description} for s in registry.values()])
+            return
         for spec in registry.values():
             click.echo(f"{spec.name:24} {spec.description}")
         return
@@ -160,11 +183,8 @@ def rules(code, fmt) -> None:
       inferkb rules schema-violation
     """
     from . import rules as registry
-    from . import validate_rules  # noqa: F401
-    from .audit import load_all
 
-    load_all()
-    _load_optional("inferkb.derive")
+    _all_rules()
     if code:
         rule = registry.get(code)
         if rule is None:
@@ -187,10 +207,11 @@ def rules(code, fmt) -> None:
     if fmt == "json":
         _emit_json([{"code": r.code, "rule": r.slug, "severity": r.severity, "family": r.family, "summary": r.summary} for r in rows])
         return
-    table = Table("code", "rule", "severity", "family", "summary")
+    # Plain aligned lines (like linters print), never cropped and easy to grep.
+    width = max(len(r.slug) for r in rows)
+    fam = max(len(r.family) for r in rows)
     for r in rows:
-        table.add_row(r.code, r.slug, r.severity, r.family, r.summary)
-    _console().print(table)
+        click.echo(f"{r.code:7} {r.slug:{width}}  {r.severity:7}  {r.family:{fam}}  {r.summary}")
 
 
 def _load_optional(module: str) -> None:
@@ -244,16 +265,16 @@ def show(record_id, kb_path, fmt) -> None:
     if fmt == "json":
         _emit_json(rec.data)
         return
-    from rich.syntax import Syntax
-
-    console = _console()
-    console.print(f"[bold]{rec.key}[/bold]  ({rec.path})")
-    console.print(Syntax(json.dumps(rec.data, indent=2, ensure_ascii=False), "json", word_wrap=True, theme="ansi_dark"))
+    # Plain text, never cropped: long prose and quotes are the evidence a reader came for.
+    click.echo(f"# {rec.key}  ({rec.path})")
+    click.echo(json.dumps(rec.data, indent=2, ensure_ascii=False))
     if rec.type == "benchmark" and rec.data.get("arms"):
         from .arms import arm_deltas
 
+        base = rec.data.get("baseline_arm")
         for arm_id, delta in arm_deltas(rec.data).items():
-            console.print(f"arm {arm_id}: " + ", ".join(f"{k} {v:+.1f}%" for k, v in delta.items() if isinstance(v, (int, float))) + f" vs {rec.data.get('baseline_arm')}")
+            parts = ", ".join(f"{k} {v:+.1f}%" for k, v in delta.items() if isinstance(v, (int, float)))
+            click.echo(f"# computed: arm {arm_id} vs baseline arm {base}: {parts}")
 
 
 @cli.command()
@@ -308,9 +329,11 @@ def where(condition, kb_path, type_name, fmt) -> None:
     if fmt == "json":
         _emit_json(rows)
         return
-    table = Table("key", "name", field, title=f"{len(rows)} records where {field} {op} {value}", title_justify="left")
+    columns = ["key", "name"] + ([] if field == "name" else [field])
+    table = Table(*columns, title=f"{len(rows)} records where {field} {op} {value}", title_justify="left")
     for r in rows:
-        table.add_row(r["key"], str(r["name"] or ""), ", ".join(map(str, r["values"])))
+        cells = [r["key"], str(r["name"] or "")] + ([] if field == "name" else [", ".join(map(str, r["values"]))])
+        table.add_row(*cells)
     _console().print(table)
 
 

@@ -109,6 +109,9 @@ def register_extra(cli: click.Group) -> None:
 
         registry = load_all()
         if fmt_name == "list":
+            if fmt == "json":
+                _emit_json([{"name": i.name, "description": i.description} for i in registry.values()])
+                return
             for imp in registry.values():
                 click.echo(f"{imp.name:18} {imp.description}")
             return
@@ -184,6 +187,9 @@ def register_extra(cli: click.Group) -> None:
 
         registry = derive_mod.load_all()
         if name == "list":
+            if fmt == "json":
+                _emit_json([{"name": d.name, "description": d.description, "fields": list(d.fields)} for d in registry.values()])
+                return
             for spec in registry.values():
                 click.echo(f"{spec.name:24} {spec.description}")
             return
@@ -204,25 +210,48 @@ def register_extra(cli: click.Group) -> None:
         for f in result.findings:
             click.echo(finding_line(f), err=True)
         click.echo(result.proof.to_text())
-        verb = "wrote" if write else "would change (dry run; --write to apply)"
-        click.echo(f"{name}: {len(result.changes)} values {verb} in {len(result.files)} files")
+        if write:
+            click.echo(f"{name}: wrote {len(result.changes)} values in {len(result.files)} files")
+        else:
+            click.echo(f"{name}: {len(result.changes)} values would change in {len(result.files)} files (dry run; --write to apply)")
 
     @cli.command("export-report")
     @click.argument("record_id", metavar="ID")
     @click.option("--kb", "kb_path", metavar="PATH", help="KB directory (default: the bundled KB).")
+    @click.option("--arm", help="Arm to export for a multi-arm record (default: its baseline arm).")
     @click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
     @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write to this file (atomically) instead of stdout.")
-    def export_report(record_id, kb_path, fmt, output) -> None:
+    def export_report(record_id, kb_path, arm, fmt, output) -> None:
         """Write a benchmark record as an llm-d Benchmark Report (v0.2).
 
         \b
-        Example: inferkb export-report vllm-mtp-regression-qwen3-next-80b-a3b --format json
+        A multi-arm record is exported one arm at a time (--arm); what the
+        document leaves out, and the record's metric/identity warnings, are
+        printed on stderr.
+
+        \b
+        Examples:
+          inferkb export-report vllm-mtp-regression-qwen3-next-80b-a3b --format json
+          inferkb export-report vllm-mtp-regression-qwen3-next-80b-a3b --arm mtp-2 -o mtp.yaml
         """
         from . import open as open_kb
+        from .audit import run_audits
+        from .intake.llmd_report import export_omissions
         from .intake.llmd_report import export_report as do_export
         from .jsonio import atomic_write_text
+        from .reporters import finding_line
 
-        doc = do_export(open_kb(kb_path), record_id)
+        if output is not None and output.is_dir():
+            raise UsageError(f"-o {output}: is a directory; give a file path")
+        kb = open_kb(kb_path)
+        doc = do_export(kb, record_id, arm)
+        for note in export_omissions(kb, record_id, arm):
+            click.echo(f"note: {note}", err=True)
+        key = kb.get(record_id).key
+        # A number travelling to another ecosystem should carry its known problems with it.
+        for f in run_audits(kb, ["metric-consistency", "identity"]).findings:
+            if f.record == key and f.severity in ("warning", "error"):
+                click.echo(f"warning: {finding_line(f)}", err=True)
         if fmt == "json":
             text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         else:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .store import KB, Record
 
 OPS = ("!=", ">=", "<=", "=", "<", ">", "~")
+_DATE_LIKE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 
 
 def list_records(kb: KB, type_name: str) -> list[dict[str, Any]]:
@@ -170,12 +171,20 @@ def where(kb: KB, field: str, op: str, value: str, *, type_name: str | None = No
     """
     if op not in OPS:
         raise UsageError(f"unknown operator {op!r}; use one of {' '.join(OPS)}")
-    wanted = _coerce(value)
     parts = field.split(".")
+    if not all(parts):
+        raise UsageError(f"field {field!r} has an empty path segment")
+    if value == "" and op != "=":
+        raise UsageError(f"condition {field} {op} has no value")
+    wanted = _coerce(value)
+    if op in ("<", ">", "<=", ">=") and not isinstance(wanted, (int, float)) and not _DATE_LIKE.match(value):
+        raise UsageError(f"{op} compares numbers or ISO dates (YYYY-MM-DD); {value!r} is neither")
     rows = []
+    seen = False
     recs = kb.by_type(type_name) if type_name else kb.records.values()
     for rec in recs:
         found = list(_walk(rec.data, parts))
+        seen = seen or bool(found)
         scalars = [v for v in found if not isinstance(v, (dict, list))]
         if op == "=" and wanted is None:
             hit = not scalars or any(v is None for v in scalars)
@@ -185,6 +194,9 @@ def where(kb: KB, field: str, op: str, value: str, *, type_name: str | None = No
             hit = any(_matches(v, op, wanted, value) for v in scalars)
         if hit:
             rows.append({"key": rec.key, "name": rec.data.get("name"), "values": scalars[:5]})
+    if not seen and not (op == "=" and wanted is None):
+        scope = f"{type_name} record" if type_name else "record"
+        raise UsageError(f"no {scope} has a field {field!r}; check the spelling (`inferkb show ID` shows a record's fields)")
     return rows
 
 

@@ -42,7 +42,11 @@ def skeleton(kb: KB, type_name: str, name: str, *, record_id: str | None = None,
     kb.type_spec(type_name)
     if not name.strip():
         raise UsageError("--name is empty")
-    rid = check_id(record_id if record_id is not None else slugify(name))
+    if record_id is None:
+        record_id = slugify(name)
+        if not record_id:
+            raise UsageError(f"cannot make an id from --name {name!r} (no ASCII letters or digits); pass --id")
+    rid = check_id(record_id)
     if source is not None and source not in kb.ids_of_type("source"):
         raise UsageError(f"--source {source!r} is not a source record in this KB (create it first: inferkb new source --name ...)")
     schema_path = kb.root / "schemas" / f"{type_name}.schema.json"

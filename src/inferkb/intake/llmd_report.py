@@ -251,6 +251,38 @@ _BACK = {v: k for k, v in STAT_SLOTS.items()}
 _RATE_SCOPES = {"aggregate", "per-system", None}
 
 
+def _chosen_arm(d: dict[str, Any], arm: str | None) -> dict[str, Any] | None:
+    arms = [a for a in d.get("arms") or [] if isinstance(a, dict)]
+    if not arms:
+        if arm is not None:
+            raise UsageError(f"--arm {arm!r}: this record has no arms")
+        return None
+    wanted = arm or d.get("baseline_arm") or arms[0].get("id")
+    for a in arms:
+        if a.get("id") == wanted:
+            return a
+    raise UsageError(f"--arm {wanted!r} is not one of the record's arms ({', '.join(str(a.get('id')) for a in arms)})")
+
+
+def export_omissions(kb: KB, record_id: str, arm: str | None = None) -> list[str]:
+    """Human notes on what :func:`export_report` leaves out for this record (other arms, metrics with no BR slot).
+
+    Returns a list of sentences (empty when nothing is dropped).
+    """
+    d = kb.get(record_id).data
+    notes = []
+    chosen = _chosen_arm(d, arm)
+    if chosen is not None:
+        others = [a.get("id") for a in d.get("arms") or [] if a.get("id") != chosen.get("id")]
+        if others:
+            notes.append(f"exported arm {chosen['id']!r} only; export the others with --arm {' / --arm '.join(map(str, others))}")
+    names = set(d.get("metrics") or {}) | ({d["metric"]} if d.get("metric") else set())
+    dropped = sorted(n for n in names if n not in EXPORT)
+    if dropped:
+        notes.append(f"metrics with no Benchmark Report statistic were not exported: {', '.join(dropped)}")
+    return notes
+
+
 def _statistics(entry: dict[str, Any], units: str, factor: float) -> dict[str, Any] | None:
     stats = dict(entry.get("stats") or {})
     if "mean" not in stats and isinstance(entry.get("value"), (int, float)):
@@ -266,7 +298,7 @@ def _statistics(entry: dict[str, Any], units: str, factor: float) -> dict[str, A
     return out
 
 
-def export_report(kb: KB, record_id: str) -> dict[str, Any]:
+def export_report(kb: KB, record_id: str, arm: str | None = None) -> dict[str, Any]:
     """Write benchmark record ``record_id`` as an llm-d Benchmark Report v0.2.1 document (a dict).
 
     Exported: the headline and ``metrics`` that have a BR statistic (latencies
@@ -277,15 +309,23 @@ def export_report(kb: KB, record_id: str) -> dict[str, Any]:
     so re-exporting gives the same document. The schema requires an engine
     component's ``role`` and ``replicas``; our records do not state them, so
     they are written as ``replica`` / ``1`` and the tool version as ``""`` when
-    unknown (the convention of llm-d's own golden files). Raises :class:`UsageError` when
-    the id names no benchmark record.
+    unknown (the convention of llm-d's own golden files). A record with
+    ``arms`` exports one arm per document (``arm``, default the baseline arm):
+    its stats become the headline statistic and its config the engine's native
+    config. Raises :class:`UsageError` when the id names no benchmark record or
+    ``arm`` is not one of its arms. :func:`export_omissions` lists what a
+    document leaves out.
     """
     rec = kb.get(record_id)
     if rec.type != "benchmark":
         raise UsageError(f"{record_id!r} is a {rec.type} record; only benchmark records can be exported as a Benchmark Report")
     d = rec.data
     metrics = dict(d.get("metrics") or {})
-    if d.get("metric") and d.get("metric") not in metrics and d.get("value") is not None:
+    chosen = _chosen_arm(d, arm)
+    if chosen is not None and d.get("metric"):
+        metrics[d["metric"]] = {"stats": chosen.get("stats") or {}, "unit": chosen.get("unit") or d.get("unit"),
+                                "value_scope": d.get("value_scope")}
+    elif d.get("metric") and d.get("metric") not in metrics and d.get("value") is not None:
         metrics[d["metric"]] = {"value": d["value"], "unit": d.get("unit"), "value_scope": d.get("value_scope")}
     aggregate: dict[str, Any] = {}
     for name, entry in metrics.items():
@@ -300,8 +340,12 @@ def export_report(kb: KB, record_id: str) -> dict[str, Any]:
     cond = d.get("conditions") or {}
     if isinstance(cond.get("num_prompts"), int):
         aggregate["requests"] = {"total": cond["num_prompts"]}
-    run: dict[str, Any] = {"uid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"inferkb:{rec.key}")), "description": d.get("name"),
-                           "keywords": ["inferkb", rec.key]}
+    label = f"inferkb:{rec.key}" + (f"#{chosen['id']}" if chosen is not None else "")
+    description = d.get("name") or rec.id
+    if chosen is not None:
+        description = f"{description} [arm {chosen['id']}: {chosen.get('label') or ''}]"
+    run: dict[str, Any] = {"uid": str(uuid.uuid5(uuid.NAMESPACE_URL, label)), "description": description,
+                           "keywords": ["inferkb", rec.key] + ([f"arm:{chosen['id']}"] if chosen is not None else [])}
     scenario: dict[str, Any] = {}
     hw = d.get("hardware_raw") or ", ".join(d.get("accelerator_ids") or [])
     if d.get("model") and hw and d.get("accelerator_count"):
@@ -313,7 +357,7 @@ def export_report(kb: KB, record_id: str) -> dict[str, Any]:
                              "tool_version": cond.get("engine_version") or "", "role": "replica", "replicas": 1,
                              "model": {"name": d["model"]},
                              "accelerator": {"model": hw, "count": d["accelerator_count"], "parallelism": par}},
-            "native": {"args": None, "envars": None, "config": None}}]
+            "native": {"args": None, "envars": None, "config": (chosen or {}).get("config") or None}}]
     if isinstance(cond.get("input_tokens"), int):
         std: dict[str, Any] = {"tool": (d.get("submission") or {}).get("load_tool") or "unknown", "tool_version": "",
                                "source": "unknown", "input_seq_len": {"distribution": "fixed", "value": cond["input_tokens"]}}
