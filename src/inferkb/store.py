@@ -8,13 +8,16 @@ findings, so nothing malformed is silently dropped. Records stay plain dicts
 
 from __future__ import annotations
 
+import gc
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from . import rules as _rules
 from .errors import KBNotFound, RecordExists, RecordInvalid, UsageError
@@ -23,6 +26,25 @@ from .jsonio import atomic_write_text, dumps_record, parse_bytes
 from .profile import Profile, TypeSpec, load_profile
 
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for a bulk pass, restoring its previous state after.
+
+    Loading a KB allocates millions of small dicts and lists that live on, so
+    the collector keeps triggering and re-traversing all of them (at 100,000
+    records this cost about a third of load and validate time). Records hold
+    no reference cycles, so nothing is left uncollected by pausing; any cycle
+    made meanwhile is collected after the collector is re-enabled.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def bundled_root() -> Path:
@@ -72,7 +94,7 @@ class KB:
 
     # ---- loading -------------------------------------------------------
     @classmethod
-    def load(cls, path: str | os.PathLike | None = None) -> "KB":
+    def load(cls, path: str | os.PathLike | None = None) -> KB:
         """Open the KB at ``path`` (``None`` = the bundled KB).
 
         Raises :class:`KBNotFound` if the path does not exist, is not a
@@ -88,7 +110,8 @@ class KB:
         if not (root / "data").is_dir():
             raise KBNotFound(f"KB path {str(root)!r} has no data/ directory; a KB keeps records in data/<type-dir>/<id>.json")
         kb = cls(root.resolve(), load_profile(root), bundled=bundled)
-        kb._load_records()
+        with gc_paused():
+            kb._load_records()
         return kb
 
     def _finding(self, code: str, message: str, **kw: Any) -> None:
@@ -143,15 +166,14 @@ class KB:
             return
         self.files_seen += 1
         stem = name[:-5]
-        size = entry.stat().st_size
-        if size > limit:
-            self._finding("KB008", f"{rel} is {size / 1048576:.1f} MiB, over the {limit / 1048576:.0f} MiB record limit; not loaded", path=rel)
-            return
         try:
-            with open(entry.path, "rb") as fh:
-                raw = fh.read()
+            raw = _read_capped(entry.path, limit)
+            size = os.stat(entry.path).st_size if len(raw) > limit else len(raw)
         except OSError as exc:
             self._finding("KB001", f"{rel} cannot be read: {exc.strerror}", path=rel)
+            return
+        if size > limit:
+            self._finding("KB008", f"{rel} is {size / 1048576:.1f} MiB, over the {limit / 1048576:.0f} MiB record limit; not loaded", path=rel)
             return
         data, problem = parse_bytes(raw)
         if problem is not None:
@@ -244,19 +266,22 @@ class KB:
         """Run every validation rule; returns a :class:`inferkb.report.Report`. See :func:`inferkb.validate.validate`."""
         from .validate import validate
 
-        return validate(self, **options)
+        with gc_paused():
+            return validate(self, **options)
 
     def audit(self, *names: str, **options: Any):
         """Run the named audits (all when none); returns a :class:`inferkb.report.Report`."""
         from .audit import run_audits
 
-        return run_audits(self, list(names) or None, **options)
+        with gc_paused():
+            return run_audits(self, list(names) or None, **options)
 
     def check(self, **options: Any):
         """Validate, then run every audit; one combined :class:`inferkb.report.Report`."""
         from .check import check
 
-        return check(self, **options)
+        with gc_paused():
+            return check(self, **options)
 
     @cached_property
     def metrics(self) -> dict[str, dict[str, Any]]:
@@ -299,6 +324,35 @@ class KB:
         for attr in ("by_id", "_ids_by_type"):
             self.__dict__.pop(attr, None)
         return rec
+
+
+_READ_CHUNK = 1 << 16
+_O_BINARY = getattr(os, "O_BINARY", 0)  # Windows; 0 elsewhere
+
+
+def _read_capped(path: str, limit: int) -> bytes:
+    """The file's bytes, but never more than ``limit + 1`` of them (so "too large" is known without loading it).
+
+    Plain ``os.open``/``os.read`` rather than ``open()``: a record is read in
+    one or two system calls, without the buffered-file object, the fstat that
+    ``open()`` makes, or a ``limit``-sized buffer per file. Raises ``OSError``.
+    """
+    fd = os.open(path, os.O_RDONLY | _O_BINARY)
+    try:
+        raw = os.read(fd, _READ_CHUNK)
+        if not raw:
+            return raw
+        parts = [raw]
+        total = len(raw)
+        while total <= limit:  # read to EOF, or one byte past the limit
+            chunk = os.read(fd, min(max(total, _READ_CHUNK), limit + 1 - total))
+            if not chunk:
+                break
+            parts.append(chunk)
+            total += len(chunk)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+    finally:
+        os.close(fd)
 
 
 _PARSE_CODES = {

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
 
@@ -38,7 +39,7 @@ class SchemaSet:
     anywhere). ``problems`` holds KB110/KB111 findings met while loading.
     """
 
-    def __init__(self, kb: "KB") -> None:
+    def __init__(self, kb: KB) -> None:
         self.validators: dict[str, Any] = {}
         self.origin: dict[str, str | None] = {}
         self.problems: list[Finding] = []
@@ -126,7 +127,7 @@ def _date_findings(rec: Record, today: _dt.date) -> list[Finding]:
     return out
 
 
-def record_rules(kb: "KB", rec: Record, today: _dt.date) -> list[Finding]:
+def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
     """Rules JSON Schema cannot state, for one record: id/file, kebab, type/dir, dates, confidence, metric, arms."""
     d = rec.data
     out: list[Finding] = []
@@ -171,7 +172,7 @@ def _article(word: str) -> str:
     return "an" if word[:1] in "aeiou" else "a"
 
 
-def reference_findings(kb: "KB", recs: Iterable[Record]) -> tuple[list[Finding], int]:
+def reference_findings(kb: KB, recs: Iterable[Record]) -> tuple[list[Finding], int]:
     """Unresolved references of ``recs``; returns (findings, count of budgeted dangling references)."""
     out: list[Finding] = []
     dangling = 0
@@ -202,7 +203,7 @@ def reference_findings(kb: "KB", recs: Iterable[Record]) -> tuple[list[Finding],
     return out, dangling
 
 
-def validate_record(kb: "KB", rec: Record, *, today: _dt.date | None = None) -> list[Finding]:
+def validate_record(kb: KB, rec: Record, *, today: _dt.date | None = None) -> list[Finding]:
     """Schema, record rules and references for one record (used before writing)."""
     today = today or _dt.date.today()
     schemas = _schemas(kb)
@@ -213,7 +214,7 @@ def validate_record(kb: "KB", rec: Record, *, today: _dt.date | None = None) -> 
     return out
 
 
-def _schemas(kb: "KB") -> SchemaSet:
+def _schemas(kb: KB) -> SchemaSet:
     cached = kb.__dict__.get("_schema_set")
     if cached is None:
         cached = kb.__dict__["_schema_set"] = SchemaSet(kb)
@@ -221,7 +222,7 @@ def _schemas(kb: "KB") -> SchemaSet:
 
 
 def validate(
-    kb: "KB",
+    kb: KB,
     *,
     types: list[str] | None = None,
     select: list[str] | None = None,
