@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import inferkb
-from inferkb.intake.base import IntakeOptions, commit
+from inferkb.intake.base import IntakeOptions, commit, stable_view
 from inferkb.intake.mlperf import import_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,14 +27,6 @@ TABLES = (
     ("inference_results_v4.1/closed/GigaComputing/summary.csv", "mlperf-inference-v4-1-gigacomputing-summary",
      "a2f5d66d17e8f75c02fd74dfe810ecca6a046696"),
 )
-VOLATILE = {"updated", "accessed"}
-
-
-def stable(data: dict) -> str:
-    """The record without the fields that only say when it was imported."""
-    d = {k: v for k, v in data.items() if k not in VOLATILE}
-    d["provenance"] = [{k: v for k, v in p.items() if k != "date"} for p in data.get("provenance") or []]
-    return json.dumps(d, sort_keys=True)
 
 
 def main() -> int:
@@ -58,7 +50,7 @@ def main() -> int:
         changed = []
         for data in res.records:
             old = kb.resolve(f"{kb.profile.types[data['type']].dir}/{data['id']}")
-            if old is not None and stable(old.data) == stable(data):
+            if old is not None and stable_view(old.data) == stable_view(data):
                 total["unchanged"] += 1
             else:
                 changed.append(data)

@@ -52,8 +52,62 @@ def _diff(old: dict, new: dict) -> None:
         click.echo(line)
 
 
+def init_kb(dest: Path, *, with_data: bool = False) -> Path:
+    """Create a new KB at ``dest`` from the bundled one: kb.toml, schemas/, metric registry, empty type dirs.
+
+    ``with_data`` also copies every bundled record. Refuses (UsageError) when
+    ``dest`` exists and is not an empty directory; builds in a temp directory
+    beside ``dest`` and renames it into place, so a failure leaves nothing.
+    """
+    import shutil
+    import tempfile
+
+    from .store import bundled_root
+
+    dest = Path(dest)
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise UsageError(f"{dest} exists and is not an empty directory")
+    src = bundled_root()
+    parent = dest.resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"{parent} does not exist")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=parent))
+    try:
+        shutil.copy2(src / "kb.toml", tmp / "kb.toml")
+        shutil.copytree(src / "schemas", tmp / "schemas")
+        for extra in src.glob("*.json"):
+            shutil.copy2(extra, tmp / extra.name)
+        if with_data:
+            shutil.copytree(src / "data", tmp / "data")
+        else:
+            for sub in (src / "data").iterdir():
+                if sub.is_dir():
+                    (tmp / "data" / sub.name).mkdir(parents=True)
+        if dest.exists():
+            dest.rmdir()
+        tmp.rename(dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
+
+
 def register_extra(cli: click.Group) -> None:
     """Attach the writing/import commands to the CLI group."""
+
+    @cli.command()
+    @click.argument("path", type=click.Path(path_type=Path))
+    @click.option("--with-data", is_flag=True, help="Also copy the bundled records (a writable copy of the bundled KB).")
+    def init(path, with_data) -> None:
+        """Create a new KB at PATH with inferkb's kb.toml, schemas and metric registry.
+
+        \b
+        Examples:
+          inferkb init ./my-kb                 # empty KB, bundled schemas
+          inferkb init ./kb-copy --with-data   # writable copy of the bundled KB
+        """
+        dest = init_kb(path, with_data=with_data)
+        click.echo(f"created KB at {dest}; add records with: inferkb new TYPE --name ... --kb {dest}")
 
     @cli.command()
     @click.argument("fmt_name", metavar="FORMAT")
@@ -131,10 +185,11 @@ def register_extra(cli: click.Group) -> None:
         kb = open_kb(kb_path)
         result = importer.parse(list(files), options, kb)
         written: list[str] = []
+        unchanged: list[str] = []
         if not dry_run and result.records:
-            written = commit(kb, result.records, update=update, on_diff=None if fmt == "json" else _diff)
+            written = commit(kb, result.records, update=update, on_diff=None if fmt == "json" else _diff, unchanged=unchanged)
         if fmt == "json":
-            _emit_json({"format": fmt_name, "dry_run": dry_run, "records": result.records, "written": written,
+            _emit_json({"format": fmt_name, "dry_run": dry_run, "records": result.records, "written": written, "unchanged": unchanged,
                         "findings": [f.to_dict() for f in result.findings], "stats": result.stats})
             return
         if dry_run:
@@ -142,7 +197,8 @@ def register_extra(cli: click.Group) -> None:
                 click.echo(json.dumps(rec, indent=2, ensure_ascii=False))
         for f in result.findings:
             click.echo(f"{f.path or f.record or '-'}: {f.code} {f.rule}: {f.message}", err=True)
-        click.echo(f"{fmt_name}: {len(result.records)} records built, {len(written)} written" + (" (dry run)" if dry_run else ""))
+        tail = " (dry run)" if dry_run else (f", {len(unchanged)} unchanged (already in the KB)" if unchanged else "")
+        click.echo(f"{fmt_name}: {len(result.records)} records built, {len(written)} written{tail}")
         if result.stats:
             click.echo("stats: " + json.dumps(result.stats, ensure_ascii=False, default=str))
 

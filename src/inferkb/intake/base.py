@@ -8,6 +8,7 @@ stays null with a ``condition_gaps`` reason — never a harness default.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -209,14 +210,33 @@ def today() -> str:
     return _dt.date.today().isoformat()
 
 
-def commit(kb: KB, records: list[dict[str, Any]], *, update: bool = False,
-           on_diff: Callable[[dict, dict], None] | None = None) -> list[str]:
-    """Write ``records`` through the store, all or nothing per record; returns written keys.
+VOLATILE_FIELDS = frozenset({"updated", "accessed"})
 
-    Every record is validated and checked for an existing file BEFORE any is
-    written, so a bad batch writes nothing. ``update`` allows replacing
-    existing records (``on_diff(old, new)`` is called for each). Raises
-    :class:`RecordExists`, :class:`RecordInvalid` or :class:`UsageError`.
+
+def stable_view(data: dict[str, Any]) -> str:
+    """A record as canonical JSON without the fields that only say when it was imported.
+
+    Two imports of the same input on different days give the same view, so a
+    re-import can tell "identical" from "changed". ``updated``/``accessed`` and
+    provenance ``date`` are left out.
+    """
+    d = {k: v for k, v in data.items() if k not in VOLATILE_FIELDS}
+    if isinstance(d.get("provenance"), list):
+        d["provenance"] = [{k: v for k, v in p.items() if k != "date"} if isinstance(p, dict) else p for p in d["provenance"]]
+    return json.dumps(d, sort_keys=True, ensure_ascii=False)
+
+
+def commit(kb: KB, records: list[dict[str, Any]], *, update: bool = False,
+           on_diff: Callable[[dict, dict], None] | None = None, unchanged: list[str] | None = None) -> list[str]:
+    """Write ``records`` through the store; returns the keys written.
+
+    Every record is validated and checked against an existing file BEFORE any
+    is written, so a bad batch writes nothing. A record identical to the one on
+    disk (ignoring import dates, see :func:`stable_view`) is skipped and its key
+    appended to ``unchanged`` — so re-running an interrupted import completes
+    it. A different existing record needs ``update`` (``on_diff(old, new)`` is
+    called for each). Raises :class:`RecordExists`, :class:`RecordInvalid` or
+    :class:`UsageError`.
     """
     from ..store import Record
     from ..validate import validate_record
@@ -228,8 +248,14 @@ def commit(kb: KB, records: list[dict[str, Any]], *, update: bool = False,
             raise UsageError("importer produced a record without string id/type")
         check_id(rid)
         path = kb.record_path(rtype, rid)
-        if path.exists() and not update:
-            raise RecordExists(f"{path} exists; refusing to overwrite (use --update to replace it and see the diff)")
+        if path.exists():
+            old = kb.resolve(f"{kb.profile.types[rtype].dir}/{rid}")
+            if old is not None and stable_view(old.data) == stable_view(data):
+                if unchanged is not None:
+                    unchanged.append(old.key)
+                continue
+            if not update:
+                raise RecordExists(f"{path} exists with different content; refusing to overwrite (use --update to replace it and see the diff)")
         planned.append((data, path))
     # Validate the whole batch as if written, so records may reference each other.
     staged = {}

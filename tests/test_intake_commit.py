@@ -1,0 +1,50 @@
+"""Writing imported records: all-or-nothing batches, identical re-imports are no-ops, an interrupted import resumes."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import CORPUS
+
+import inferkb
+from inferkb.errors import RecordExists
+from inferkb.intake import IntakeOptions, load_all
+from inferkb.intake.base import commit
+
+LLAMA = CORPUS / "harness" / "llama.cpp" / "json_b5606_rtx4090_cuda-rpc.json"
+
+
+@pytest.fixture
+def parsed(bundled_copy):
+    if not LLAMA.is_file():
+        pytest.skip(f"shared corpus not found at {LLAMA}")
+    kb = inferkb.open(bundled_copy)
+    result = load_all()["llama-bench"].parse([LLAMA], IntakeOptions(), kb)
+    return kb, result.records
+
+
+def test_reimporting_identical_records_writes_nothing(parsed):
+    kb, records = parsed
+    first = commit(kb, records)
+    unchanged: list[str] = []
+    assert commit(kb, records, unchanged=unchanged) == []
+    assert sorted(unchanged) == sorted(first)
+
+
+def test_interrupted_import_is_completed_by_running_it_again(parsed):
+    kb, records = parsed
+    written = commit(kb, records)
+    lost = kb.records[written[-1]]
+    (kb.root / lost.path).unlink()  # as if the run had stopped before this file
+    kb = inferkb.open(kb.root)
+    unchanged: list[str] = []
+    assert commit(kb, records, unchanged=unchanged) == [lost.key]
+    assert len(unchanged) == len(written) - 1
+
+
+def test_changed_record_needs_update(parsed):
+    kb, records = parsed
+    commit(kb, records)
+    changed = [dict(r, name=r.get("name", "") + " (re-run)") if r["type"] == "benchmark" else r for r in records]
+    with pytest.raises(RecordExists, match="different content"):
+        commit(kb, changed)
+    assert commit(kb, changed, update=True)
