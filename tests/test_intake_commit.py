@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from conftest import CORPUS
 
 import inferkb
+from conftest import CORPUS
 from inferkb.errors import RecordExists
 from inferkb.intake import IntakeOptions, load_all
 from inferkb.intake.base import commit
@@ -48,3 +48,14 @@ def test_changed_record_needs_update(parsed):
     with pytest.raises(RecordExists, match="different content"):
         commit(kb, changed)
     assert commit(kb, changed, update=True)
+
+
+def test_a_short_hardware_name_lists_every_part_it_can_mean_and_picks_none():
+    from inferkb.intake.base import resolve_accelerator
+
+    kb = inferkb.open()
+    ids, alternates, raw, notes = resolve_accelerator(kb, IntakeOptions(hardware_raw="NVIDIA H100"), None)
+    assert ids == [] and {"nvidia-h100-sxm", "nvidia-h100-pcie", "nvidia-h100-nvl"} <= set(alternates)
+    assert "none chosen" in notes[0]
+    ids, alternates, _, _ = resolve_accelerator(kb, IntakeOptions(hardware_raw="NVIDIA H100 80GB HBM3"), None)
+    assert ids == ["nvidia-h100-sxm"] and alternates == []

@@ -14,8 +14,6 @@ import sys
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from . import __version__
 from .errors import KBError, UsageError
@@ -26,8 +24,17 @@ CHECK_FORMATS = click.Choice(["text", "json", "github"])
 SEVERITY = click.Choice(["error", "warning", "info"])
 
 
-def _console() -> Console:
+def _console():
+    # rich is imported only for text output: --format json should not pay for it.
+    from rich.console import Console
+
     return Console(highlight=False, soft_wrap=True)
+
+
+def Table(*columns, **kw):  # noqa: N802 - stands in for rich.table.Table, imported lazily
+    from rich.table import Table as RichTable
+
+    return RichTable(*columns, **kw)
 
 
 def _open(kb_path: str | None):
@@ -81,16 +88,18 @@ def cli() -> None:
 
 
 def _finish(report: Report, fmt: str, fail_on: str, *, title: str, max_per_code: int | None = None, figures: bool = False) -> None:
+    from types import SimpleNamespace
+
     from .reporters import REPORTERS, render_figures, render_stages, render_text
 
-    console = _console()
     if fmt == "text":
+        console = _console()
         render_text(report, console, max_per_code=max_per_code, title=title)
         if figures:
             render_figures(report.figures, console)
             render_stages(report, console)
     else:
-        REPORTERS[fmt](report, console)
+        REPORTERS[fmt](report, SimpleNamespace(file=sys.stdout))
     sys.exit(1 if report.fails(fail_on) else 0)
 
 

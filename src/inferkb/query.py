@@ -67,7 +67,7 @@ def search(kb: KB, text: str, *, limit: int = 20, type_name: str | None = None) 
     if not words:
         raise UsageError("search text is empty; give at least one word")
     if type_name:
-        kb.type_spec(type_name)
+        type_name = kb.type_spec(type_name).name
     con = sqlite3.connect(":memory:")
     con.execute("CREATE VIRTUAL TABLE r USING fts5(key UNINDEXED, type UNINDEXED, rid, name, body, tokenize='unicode61 tokenchars ''-.''')")
     rows = []

@@ -6,19 +6,28 @@ All reporters share one interface: ``render(report, console)``.
 from __future__ import annotations
 
 import json
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from .findings import Finding
 from .report import Report
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def render_json(report: Report, console: Console) -> None:
-    console.file.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n")
+    """The DESIGN.md document, streamed: one finding per line, so a huge report never exists as one string."""
+    out = console.file
+    report.findings.sort(key=Finding.sort_key)
+    out.write("{\n")
+    out.write(f'  "kb": {json.dumps(report.kb, ensure_ascii=False)},\n  "records": {report.records},\n  "findings": [')
+    last = len(report.findings) - 1
+    for i, f in enumerate(report.findings):
+        out.write("\n    " + json.dumps(f.to_dict(), ensure_ascii=False, default=str) + ("," if i < last else "\n  "))
+    summary = json.dumps(report.summary(), indent=2, ensure_ascii=False, default=str).replace("\n", "\n  ")
+    out.write(f'],\n  "summary": {summary}\n}}\n')
 
 
 def _gh_escape(text: str) -> str:
@@ -54,6 +63,8 @@ def render_text(report: Report, console: Console, *, max_per_code: int | None = 
 
 
 def render_summary(report: Report, console: Console, *, title: str = "summary") -> None:
+    from rich.table import Table
+
     from .rules import RULES
 
     summary = report.summary()
@@ -76,6 +87,8 @@ def render_summary(report: Report, console: Console, *, title: str = "summary") 
 
 def render_stages(report: Report, console: Console) -> None:
     """A table of findings per stage (validate, then each audit) and severity: the check summary."""
+    from rich.table import Table
+
     from .rules import RULES
 
     counts: dict[str, dict[str, int]] = {}
@@ -107,7 +120,7 @@ def render_figures(figures: dict[str, Any], console: Console) -> None:
             elif isinstance(v, dict) and all(isinstance(x, (int, float)) for x in v.values()) and len(v) <= 8:
                 parts.append(f"{k}=" + ",".join(f"{a}:{b}" for a, b in v.items()))
             elif isinstance(v, list):
-                parts.append(f"{k}=[{len(v)}]")
+                parts.append(f"{k}: {len(v)} listed (see --format json)")
         console.print(f"[bold]{name}[/bold]: " + "  ".join(parts), highlight=False, soft_wrap=True)
 
 

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,8 @@ from .jsonio import atomic_write_text, dumps_record, parse_bytes
 from .profile import Profile, TypeSpec, load_profile
 
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+# 255 bytes is the usual file-name limit; leave room for ".json" and the temp-file prefix/suffix.
+MAX_ID_LENGTH = 200
 
 
 @contextmanager
@@ -49,7 +50,8 @@ def gc_paused() -> Iterator[None]:
 
 def bundled_root() -> Path:
     """Path of the KB shipped inside the package (works editable and from a wheel)."""
-    return Path(str(resources.files("inferkb") / "kb"))
+    # Package data sits beside this module both in a source checkout and in an installed wheel.
+    return Path(__file__).resolve().parent / "kb"
 
 
 @dataclass(slots=True)
@@ -71,6 +73,8 @@ def check_id(record_id: str) -> str:
     """
     if not record_id or "\x00" in record_id or "/" in record_id or "\\" in record_id or ".." in record_id:
         raise UsageError(f"refused id {record_id!r}: ids may not be empty or contain '/', '\\', '..' or NUL")
+    if len(record_id) > MAX_ID_LENGTH:
+        raise UsageError(f"refused id of {len(record_id)} characters: ids are at most {MAX_ID_LENGTH} (file names must fit the file system)")
     if not KEBAB.match(record_id):
         raise UsageError(f"refused id {record_id!r}: expected a kebab-case slug (a-z, 0-9, single hyphens)")
     return record_id
@@ -177,7 +181,7 @@ class KB:
             return
         data, problem = parse_bytes(raw)
         if problem is not None:
-            where = f" at line {problem.line}, column {problem.col}" if problem.line else ""
+            where = f" (line {problem.line}, column {problem.col})" if problem.line else ""
             code = _PARSE_CODES[problem.code]
             self._finding(code, f"{problem.message}{where}", path=rel)
             return
@@ -212,15 +216,21 @@ class KB:
         return out
 
     def by_type(self, type_name: str) -> Iterator[Record]:
-        """Records of one type, in load order. Raises :class:`UsageError` for an unknown type."""
-        if type_name not in self.profile.types:
-            raise UsageError(f"unknown type {type_name!r}; types of this KB: {', '.join(sorted(self.profile.types))}")
-        return (r for r in self.records.values() if r.type == type_name)
+        """Records of one type (name or directory, e.g. ``accelerator`` or ``accelerators``), in load order.
+
+        Raises :class:`UsageError` for an unknown type.
+        """
+        name = self.type_spec(type_name).name
+        return (r for r in self.records.values() if r.type == name)
 
     def type_spec(self, type_name: str) -> TypeSpec:
-        if type_name not in self.profile.types:
+        """The :class:`TypeSpec` for a type name or its directory name; :class:`UsageError` when unknown."""
+        spec = self.profile.types.get(type_name)
+        if spec is None:
+            spec = self.profile.by_dir().get(type_name)
+        if spec is None:
             raise UsageError(f"unknown type {type_name!r}; types of this KB: {', '.join(sorted(self.profile.types))}")
-        return self.profile.types[type_name]
+        return spec
 
     def resolve(self, ref: str, type_name: str | None = None) -> Record | None:
         """Find a record by ``dir/id`` or bare id (optionally of one type); ``None`` if absent or ambiguous."""

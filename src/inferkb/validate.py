@@ -104,26 +104,28 @@ def _schema_findings(rec: Record, validator: Any) -> list[Finding]:
     return out
 
 
+def _check_date(rec: Record, field: str, value: str, no_future: bool, today: _dt.date, out: list[Finding]) -> None:
+    try:
+        day = _dt.date.fromisoformat(value)
+    except ValueError:
+        out.append(R.KB105.finding(f"{field}: {value!r} is not a real calendar date", record=rec.key, path=rec.path, field=field))
+        return
+    if no_future and day > today:
+        out.append(R.KB106.finding(f"{field}: {value} is after today ({today})", record=rec.key, path=rec.path, field=field))
+
+
 def _date_findings(rec: Record, today: _dt.date) -> list[Finding]:
     out: list[Finding] = []
-
-    def check(field: str, value: str, no_future: bool) -> None:
-        try:
-            day = _dt.date.fromisoformat(value)
-        except ValueError:
-            out.append(R.KB105.finding(f"{field}: {value!r} is not a real calendar date", record=rec.key, path=rec.path, field=field))
-            return
-        if no_future and day > today:
-            out.append(R.KB106.finding(f"{field}: {value} is after today ({today})", record=rec.key, path=rec.path, field=field))
-
     for key, value in rec.data.items():
-        if isinstance(value, str) and len(value) == 10 and DATE_RE.match(value):
-            check(key, value, key in NO_FUTURE_FIELDS)
+        # Cheap shape tests first: this runs over every top-level field of every record.
+        if type(value) is str and len(value) == 10 and value[4] == "-" and DATE_RE.match(value):
+            _check_date(rec, key, value, key in NO_FUTURE_FIELDS, today, out)
     prov = rec.data.get("provenance")
-    if isinstance(prov, list):
+    if type(prov) is list:
         for i, entry in enumerate(prov):
-            if isinstance(entry, dict) and isinstance(entry.get("date"), str) and DATE_RE.match(entry["date"]):
-                check(f"provenance[{i}].date", entry["date"], True)
+            date = entry.get("date") if type(entry) is dict else None
+            if type(date) is str and DATE_RE.match(date):
+                _check_date(rec, f"provenance[{i}].date", date, True, today, out)
     return out
 
 
@@ -179,19 +181,25 @@ def reference_findings(kb: KB, recs: Iterable[Record]) -> tuple[list[Finding], i
     sources = kb.ids_of_type("source")
     all_ids = kb.by_id
     types = kb.profile.types
+    id_sets = {t: kb.ids_of_type(t) for t in types}
     for rec in recs:
         spec = types[rec.type]
         d = rec.data
-        for sid in _ref_values(d.get("sources")):
-            if sid not in sources:
-                out.append(R.KB201.finding(f"sources: {sid!r} is not a source record (expected data/{types['source'].dir}/{sid}.json)",
-                                           record=rec.key, path=rec.path, field="sources", extra={"id": sid}))
+        src_value = d.get("sources")
+        if src_value:
+            for sid in _ref_values(src_value):
+                if sid not in sources:
+                    out.append(R.KB201.finding(f"sources: {sid!r} is not a source record (expected data/{types['source'].dir}/{sid}.json)",
+                                               record=rec.key, path=rec.path, field="sources", extra={"id": sid}))
         for fld, target in spec.refs.items():
-            for ref in _ref_values(d.get(fld)):
+            value = d.get(fld)
+            if not value:
+                continue
+            for ref in _ref_values(value):
                 if target == ANY_TYPE:
                     ok = ref in all_ids or ("/" in ref and ref in kb.records)
                 else:
-                    ok = ref in kb.ids_of_type(target)
+                    ok = ref in id_sets[target]
                 if ok:
                     continue
                 what = "any record" if target == ANY_TYPE else f"{_article(target)} {target} record (data/{types[target].dir}/{ref}.json)"
@@ -238,8 +246,7 @@ def validate(
     :class:`UsageError` for an unknown type.
     """
     today = today or _dt.date.today()
-    for t in types or []:
-        kb.type_spec(t)
+    types = [kb.type_spec(t).name for t in types] if types else None
     schemas = _schemas(kb)
     findings: list[Finding] = list(kb.load_findings) + list(schemas.problems)
     recs = [r for r in kb.records.values() if not types or r.type in types]

@@ -89,7 +89,7 @@ KB402 = register(Rule("KB402", "rate-value-is-ratio", "error", "metric-consisten
     '{"metric": "tps_aggregate", "unit": "output tokens/s"}', '{"metric": "tps_aggregate", "unit": "x MULTIPLE of the true steady-state tok/s"}'))
 KB403 = register(Rule("KB403", "ratio-baseline-missing", "error", "metric-consistency",
     "A ratio metric that needs a baseline (speedup, delta) names none.",
-    "'2x faster' against an unnamed baseline cannot be checked or compared; the baseline is part of the measurement (DESIGN.md: a ratio metric must name its baseline).",
+    "'2x faster' against an unnamed baseline cannot be checked or compared; the baseline is part of the measurement (a ratio metric must name its baseline).",
     '{"metric": "speedup_ratio", "unit": "x vs BASELINE: same build without EAGLE-3"}', '{"metric": "speedup_ratio", "unit": "x"}'))
 KB404 = register(Rule("KB404", "quoted-change-mismatch", "warning", "metric-consistency",
     "A percentage change quoted in the text is not reproduced by the numbers in the text or the arms.",

@@ -42,7 +42,7 @@ ALWAYS_ALLOWED = ("provenance", "updated")
 KB1001 = register(Rule(
     "KB1001", "derive-ambiguous", "warning", "derive",
     "The record's evidence names several candidate values; nothing was derived.",
-    "Evidence must determine a value uniquely (DESIGN.md rule 4). 'FP8' alone does not say E4M3, E5M2 or block-scaled, "
+    "Evidence must determine a value uniquely (evidence must determine the value). 'FP8' alone does not say E4M3, E5M2 or block-scaled, "
     "and an nvidia-smi 'H100' does not say SXM or PCIe; a pick would be a plausible guess that readers then trust.",
     '"model": "Llama-3.1-8B-Instruct-FP8-E4M3"  ->  format_id fp8-e4m3',
     '"model": "Llama-3.1-8B-Instruct-FP8"  ->  candidates fp8-e4m3, fp8-e5m2, fp8-blockwise; no value'))

@@ -184,7 +184,7 @@ def resolve_accelerator(kb: KB, options: IntakeOptions, raw_from_file: str | Non
     string resolves through aliases; several candidates give no id and all
     candidates as alternates; no match keeps only ``hardware_raw`` and a note.
     """
-    from ..hardware import candidates
+    from ..hardware import candidates, find_mentions
 
     raw = options.hardware_raw or raw_from_file
     notes: list[str] = []
@@ -202,6 +202,16 @@ def resolve_accelerator(kb: KB, options: IntakeOptions, raw_from_file: str | Non
     if found:
         notes.append(f"hardware string {raw!r} matches several accelerators: {', '.join(found)}; none chosen")
         return [], found, raw, notes
+    # Not an exact alias: a shorter name such as "NVIDIA H100" still narrows the parts. Only a
+    # single whole-string mention counts, and it never picks a part — it lists the candidates.
+    mentions = find_mentions(kb, raw)
+    if len(mentions) == 1 and mentions[0].ids:
+        ids = list(mentions[0].ids)
+        if len(ids) == 1 and mentions[0].strength == "name":
+            notes.append(f"hardware string {raw!r} resolved to {ids[0]} by its name without vendor words")
+            return ids, [], raw, notes
+        notes.append(f"hardware string {raw!r} is not an exact alias; it can mean {', '.join(ids)}; none chosen")
+        return [], ids, raw, notes
     notes.append(f"hardware string {raw!r} matches no accelerator alias in this KB")
     return [], [], raw, notes
 

@@ -49,7 +49,7 @@ KB1102 = register(Rule("KB1102", "intake-run-failed", "error", "intake",
     '{"completed": 200}', '{"completed": 0, "failed": 8}'))
 KB1103 = register(Rule("KB1103", "intake-hardware-unresolved", "warning", "intake",
     "The hardware string names no accelerator in the KB, or several.",
-    "hardware_raw is kept; the accelerator id stays empty until an alias resolves it (DESIGN.md rule 4).",
+    "hardware_raw is kept; the accelerator id stays empty until an alias resolves it (evidence must determine the value uniquely).",
     '"NVIDIA H100 80GB HBM3"', '"Apple M4" (no accelerator record)'))
 KB1104 = register(Rule("KB1104", "intake-summary-only", "info", "intake",
     "Statistics come from the file's own summary numbers, not from raw samples.",

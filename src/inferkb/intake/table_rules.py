@@ -15,7 +15,7 @@ KB1110 = register(Rule("KB1110", "intake-result-invalid", "error", "intake",
 KB1111 = register(Rule("KB1111", "intake-unit-contradiction", "warning", "intake",
     "The unit a table states contradicts what the benchmark reports; the metric is left undetermined.",
     "A value filed under the wrong unit is off by orders of magnitude in every comparison; both readings are "
-    "listed as candidates and none is chosen (DESIGN.md rule 4).",
+    "listed as candidates and none is chosen (evidence must determine the value uniquely).",
     "llama2-70b Offline, Units 'Tokens/s'", "llama2-70b Offline, Units 'Samples/s' with a tokens-sized value"))
 KB1112 = register(Rule("KB1112", "intake-count-contradiction", "warning", "intake",
     "Device counts stated in one row contradict each other; the count is left null.",
