@@ -119,6 +119,9 @@ def render_figures(figures: dict[str, Any], console: Console) -> None:
                 parts.append(f"{k}={v}")
             elif isinstance(v, dict) and all(isinstance(x, (int, float)) for x in v.values()) and len(v) <= 8:
                 parts.append(f"{k}=" + ",".join(f"{a}:{b}" for a, b in v.items()))
+            elif isinstance(v, dict):
+                # one level down: the headline scalars of a nested figure (e.g. figure_weighted.share_a_or_c)
+                parts.extend(f"{k}.{a}={b}" for a, b in v.items() if isinstance(b, (int, float, str)))
             elif isinstance(v, list):
                 parts.append(f"{k}: {len(v)} listed (see --format json)")
         console.print(f"[bold]{name}[/bold]: " + "  ".join(parts), highlight=False, soft_wrap=True)
