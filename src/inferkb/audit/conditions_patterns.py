@@ -10,6 +10,8 @@ H100", "8xMI355X", "TP=4", "vLLM commit ee59a7c", "Ollama v0.21.2",
 
 All patterns are compiled once at import. Numbers are captured as text and
 parsed by :func:`parse_count` (``"128K"`` -> 128000, ``"1,024"`` -> 1024).
+Most patterns also name literals that any match contains (:data:`KEYS`), so
+callers can skip a search on text without them (:func:`may_match`).
 """
 
 from __future__ import annotations
@@ -42,7 +44,27 @@ def parse_count(text: str) -> int:
 # Sentence/clause boundaries. Semicolons split too: records write "Prompt
 # length 2000 tokens; output length NOT stated" in one sentence.
 _BOUNDARY = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'`-])|;\s+|\n+")
+# A boundary can only start right after ".", "!" or "?", or at ";" or a newline.
+_BOUNDARY_AT = re.compile(r"[.!?;\n]")
 OMITTED_LEAD = re.compile(r"^\W*omitted\s+by\s+(?:the\s+)?source\s*:", IC)
+_PAREN = re.compile(r"[()]")
+
+
+def _boundaries(text: str):
+    """The matches of ``_BOUNDARY.finditer(text)``, trying the pattern only where one can start.
+
+    Every match starts either just after ".", "!" or "?" (the lookbehind) or
+    at ";" or a newline, so matching at those positions alone, left to right
+    and never inside the previous match, yields the same matches.
+    """
+    last = 0
+    for c in _BOUNDARY_AT.finditer(text):
+        at = c.start() if c.group() in ";\n" else c.end()
+        if at >= last:
+            m = _BOUNDARY.match(text, at)
+            if m:
+                last = m.end()
+                yield m
 
 
 def split_clauses(text: str) -> list[tuple[str, bool]]:
@@ -52,100 +74,195 @@ def split_clauses(text: str) -> list[tuple[str, bool]]:
     are ignored ("TP size (never stated; the model ...)" stays one clause). A
     sentence opened by "OMITTED BY SOURCE:" lists its items separated by
     semicolons, so every later clause of that sentence inherits the negation.
+
+    Only the boundary matches are visited; the parenthesis depth at each is
+    counted from the parentheses since the previous one (a ``)`` never takes
+    it below zero, and a boundary holding a newline always splits and resets
+    it).
     """
     out: list[tuple[str, bool]] = []
-    start, depth, omitted = 0, 0, False
-    bounds = {m.start(): m for m in _BOUNDARY.finditer(text)}
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth = max(0, depth - 1)
-        m = bounds.get(i)
-        if m and (depth == 0 or "\n" in m.group(0)):
-            piece = text[start:i]
-            omitted = omitted or bool(OMITTED_LEAD.match(piece))
-            if piece.strip():
-                out.append((piece, omitted))
-            if ";" not in m.group(0):
-                omitted = False
-            if "\n" in m.group(0):
-                depth = 0
-            start = i = m.end()
+    start = pos = depth = 0
+    omitted = False
+    parens = "(" in text
+    # OMITTED_LEAD needs "omitted" (any case; outside ASCII, case rules differ).
+    lead = OMITTED_LEAD.match if not text.isascii() or "omitted" in text.lower() else None
+    for m in _boundaries(text):
+        at, end = m.span()
+        if parens:
+            for ch in _PAREN.findall(text, pos, at):
+                depth = depth + 1 if ch == "(" else max(0, depth - 1)
+            pos = end
+        sep = m.group(0)
+        newline = "\n" in sep
+        if depth and not newline:
             continue
-        i += 1
+        piece = text[start:at]
+        omitted = omitted or bool(lead and lead(piece))
+        if piece.strip():
+            out.append((piece, omitted))
+        if ";" not in sep:
+            omitted = False
+        if newline:
+            depth = 0
+        start = end
     piece = text[start:]
     if piece.strip():
-        out.append((piece, omitted or bool(OMITTED_LEAD.match(piece))))
+        out.append((piece, omitted or bool(lead and lead(piece))))
+    return out
+
+
+# --- keyword pre-filters ----------------------------------------------------
+# A regex search costs microseconds; a substring test costs tens of
+# nanoseconds. Each pattern wrapped in _k names literals (lower case) one of
+# which every match of it contains, so a text whose lower-case form holds none
+# of them cannot match and its search is skipped. The literals must hold for
+# every alternative of the pattern; tests/test_conditions_speed_equivalence.py
+# checks them against the patterns on generated text. Keyed by id(): hashing a
+# compiled pattern hashes its whole program on every lookup.
+KEYS: dict[int, tuple[str, ...]] = {}
+_KEYED: list[re.Pattern[str]] = []  # keeps every registered pattern (and so its id) alive
+_ANY_TEXT = ("",)  # the keys of a pattern without a pre-filter: every text holds ""
+_WS = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "  # the ASCII characters \s matches
+_DIGITS = "0123456789"
+
+
+def _then(prefixes: str, chars: str) -> str:
+    """Keys for "one of ``prefixes`` (``|``-separated) right before one of ``chars``"."""
+    return "|".join(p + c for p in prefixes.split("|") for c in chars)
+
+
+def _k(pattern: re.Pattern[str], *keys: str) -> re.Pattern[str]:
+    """Register ``keys`` (each may list several, separated by ``|``) as the pre-filter literals of ``pattern``."""
+    KEYS[id(pattern)] = tuple(k for key in keys for k in key.split("|"))
+    _KEYED.append(pattern)
+    return pattern
+
+
+def folded(text: str) -> str | None:
+    """The text :func:`may_match` tests: ``text.lower()``, or ``None`` when ``text`` is not ASCII.
+
+    Outside ASCII, case-insensitive matching and ``str.lower`` disagree
+    ("\u212a" Kelvin sign matches ``k``; "\u017f" long s matches ``s``), so
+    a non-ASCII text is never pre-filtered.
+    """
+    return text.lower() if text.isascii() else None
+
+
+def may_match(pattern: re.Pattern[str], low: str | None) -> bool:
+    """False only when ``pattern`` cannot match the text whose :func:`folded` form is ``low``."""
+    return low is None or any(map(low.__contains__, KEYS.get(id(pattern), _ANY_TEXT)))
+
+
+def keyed(patterns, low: str | None) -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
+    """``[(pattern, keys)]`` for those of ``patterns`` that may match ``low``.
+
+    A pattern without keys gets ``("",)``, which every text holds, so a caller
+    can test ``low is None or any(map(low.__contains__, keys))`` inline.
+    """
+    out = []
+    for p in patterns:
+        keys = KEYS.get(id(p), _ANY_TEXT)
+        if low is None or any(map(low.__contains__, keys)):
+            out.append((p, keys))
     return out
 
 
 # The header of an earlier audit block lists all seven conditions in one
 # parenthesis; it states nothing about any of them.
-AUDIT_HEADER = re.compile(r"\(\d+ of 7 checked:[^)]*\)", IC)
+AUDIT_HEADER = _k(re.compile(r"\(\d+ of 7 checked:[^)]*\)", IC), "of 7 checked:")
 
 # Clauses about *other* measurements in the same record (sibling points, the
 # comparison arm, what a fix would need) must not yield this record's value.
-NOT_THIS_RUN = re.compile(
-    r"\bsibling\b(?!\s+record)|for context|same post reports|comparison figure|would need|unrecoverable|cross-check|"
-    r"projection|the paper's own cross-platform",
-    IC,
+NOT_THIS_RUN = _k(
+    re.compile(
+        r"\bsibling\b(?!\s+record)|for context|same post reports|comparison figure|would need|unrecoverable|cross-check|"
+        r"projection|the paper's own cross-platform",
+        IC,
+    ),
+    "sibling|for context|same post reports|comparison figure|would need|unrecoverable|cross-check|projection",
+    "the paper's own cross-platform",
 )
 
 # Negation markers: a clause holding one of these and a condition term says the
 # condition is not given.
-NEG_MARKER = re.compile(
-    r"\bnot\s+(?:explicitly\s+|a\s+)?(?:stated|given|specified|published|reported|disclosed|documented|"
-    r"fixed|controlled|recorded|named)\b|\bnever\s+stated\b|\bunstated\b|\bunspecified\b|\bunknown\b|"
-    r"\bomitted\b|\bsource\s+omits\b|\bunrecoverable\b|\bnot\s+in\s+the\s+summary\b",
-    IC,
+NEG_MARKER = _k(
+    re.compile(
+        r"\bnot\s+(?:explicitly\s+|a\s+)?(?:stated|given|specified|published|reported|disclosed|documented|"
+        r"fixed|controlled|recorded|named)\b|\bnever\s+stated\b|\bunstated\b|\bunspecified\b|\bunknown\b|"
+        r"\bomitted\b|\bsource\s+omits\b|\bunrecoverable\b|\bnot\s+in\s+the\s+summary\b",
+        IC,
+    ),
+    "not|never|unstated|unspecified|unknown|omitted|omits|unrecoverable",
 )
 
 # Terms per negatable aspect. "batching" is deliberately not a batch term:
 # "single user, no batching" states batch 1, it does not withhold it.
 TERMS: dict[str, re.Pattern[str]] = {
-    "batch": re.compile(r"\bbatch(?:[ _-]?size)?\b(?!ing|[- ]invarian)|\bbatch/concurrency\b|\bin-flight (?:batch|count)", IC),
-    "concurrency": re.compile(r"\bconcurren(?:cy|t)\b|\bbatch/concurrency\b|\bbatch-or-concurrency\b|in-flight", IC),
-    "input": re.compile(
-        r"\b(?:prompt|input)(?:/output)?(?:\s+sequence)?\s+lengths?\b|\bISL\b|\bsequence lengths\b|"
-        r"\bprompt\s+len\b",
-        IC,
+    "batch": _k(
+        re.compile(r"\bbatch(?:[ _-]?size)?\b(?!ing|[- ]invarian)|\bbatch/concurrency\b|\bin-flight (?:batch|count)", IC), "batch|in-flight"
     ),
-    "output": re.compile(
-        r"\b(?:output|generation)(?:\s+sequence)?\s+lengths?\b|\b(?:prompt|input)/output\b|\bOSL\b|"
-        r"\bsequence lengths\b",
-        IC,
+    "concurrency": _k(
+        re.compile(r"\bconcurren(?:cy|t)\b|\bbatch/concurrency\b|\bbatch-or-concurrency\b|in-flight", IC), "concurren|in-flight"
     ),
-    "engine_release": re.compile(
-        r"\b(?:engine|vLLM|SGLang|llama\.cpp|Ollama|TensorRT-LLM|framework|ROCm or vLLM)\s+"
-        r"(?:and\s+PyTorch\s+)?versions?\b|\bversion/commit\b|\bbuild/commit\b|\bengine:\s*not\b|"
-        r"\bengine version\b",
-        IC,
+    "input": _k(
+        re.compile(
+            r"\b(?:prompt|input)(?:/output)?(?:\s+sequence)?\s+lengths?\b|\bISL\b|\bsequence lengths\b|"
+            r"\bprompt\s+len\b",
+            IC,
+        ),
+        "prompt|input|isl|sequence lengths",
     ),
-    "engine_commit": re.compile(
-        r"\b(?:vLLM|vLLM-fork|llama\.cpp|SGLang|framework|engine)\s+(?:commit|build)\b|\bconcrete\s+vLLM-fork\s+commit",
-        IC,
+    "output": _k(
+        re.compile(
+            r"\b(?:output|generation)(?:\s+sequence)?\s+lengths?\b|\b(?:prompt|input)/output\b|\bOSL\b|"
+            r"\bsequence lengths\b",
+            IC,
+        ),
+        "output|generation|osl|sequence lengths",
     ),
-    "warmup": re.compile(r"\bwarm[- _]?ups?\b", IC),
-    "hardware": re.compile(
-        r"specific GPUs?(?: model)? not stated|GPU model not stated|no accelerator model|"
-        r"unspecified hardware|^\s*-?\s*hardware:\s*unrecoverable",
-        IC,
+    "engine_release": _k(
+        re.compile(
+            r"\b(?:engine|vLLM|SGLang|llama\.cpp|Ollama|TensorRT-LLM|framework|ROCm or vLLM)\s+"
+            r"(?:and\s+PyTorch\s+)?versions?\b|\bversion/commit\b|\bbuild/commit\b|\bengine:\s*not\b|"
+            r"\bengine version\b",
+            IC,
+        ),
+        "version|build/commit|engine:",
+    ),
+    "engine_commit": _k(
+        re.compile(
+            r"\b(?:vLLM|vLLM-fork|llama\.cpp|SGLang|framework|engine)\s+(?:commit|build)\b|\bconcrete\s+vLLM-fork\s+commit",
+            IC,
+        ),
+        "commit|build",
+    ),
+    "warmup": _k(re.compile(r"\bwarm[- _]?ups?\b", IC), "warm"),
+    "hardware": _k(
+        re.compile(
+            r"specific GPUs?(?: model)? not stated|GPU model not stated|no accelerator model|"
+            r"unspecified hardware|^\s*-?\s*hardware:\s*unrecoverable",
+            IC,
+        ),
+        "not stated|no accelerator model|unspecified hardware|unrecoverable",
     ),
 }
 
 # "No batch size, no TP/PP split, no concurrency" / "No prompt length, output
 # length or concurrency level is given": "no" directly before a term.
 NO_BEFORE = re.compile(r"\bno\s+(?:[\w/-]+\s+){0,2}?", IC)
+# The same "no" ending the text before a term; and a clause that opens with "No".
+NO_BEFORE_END = _k(re.compile(r"\bno\s+(?:[\w/-]+\s+){0,2}$", IC), _then("no", _WS))
+NO_LEAD = _k(re.compile(r"^\W*No\b"), "no")
 
 # --- harness defaults -------------------------------------------------------
 
-HARNESS_DEFAULT = re.compile(
-    r"at[- ]the[- ]harness[- ]default|harness defaults? (?:for|were used)|(?:left|kept|run)\s+(?:mostly\s+)?at\s+(?:the\s+)?(?:harness\s+|tool\s+)?defaults?|"
-    r"default\s+settings\s+of|\bimplied\s+\d+\s+by\b",
-    IC,
+HARNESS_DEFAULT = _k(
+    re.compile(
+        r"at[- ]the[- ]harness[- ]default|harness defaults? (?:for|were used)|(?:left|kept|run)\s+(?:mostly\s+)?at\s+(?:the\s+)?(?:harness\s+|tool\s+)?defaults?|"
+        r"default\s+settings\s+of|\bimplied\s+\d+\s+by\b",
+        IC,
+    ),
+    "default|implied",
 )
 HARNESS_NAME = re.compile(
     r"`(?:vllm bench \w+|llama-bench[^`]*|trtllm-bench[^`]*|genai-perf[^`]*)`|vllm bench \w+|"
@@ -163,59 +280,67 @@ NOT_RATE = r"(?!\s*/|\s+per\b)"
 RANGE_AFTER = re.compile(r"^\s*(?:-|–|to|\.\.)\s*\d")
 # Qualifiers before a number that make it a bound, not the run's value.
 BOUND_BEFORE = re.compile(r"(?:beyond|above|exceeds?|past|up to|than|over|below|under|max(?:imum)?)\s*$", IC)
+# Its words, for an ASCII text: BOUND_BEFORE finds a match in ``s`` iff
+# ``s.lower().rstrip().endswith(BOUND_WORDS)``.
+BOUND_WORDS = ("beyond", "above", "exceed", "exceeds", "past", "up to", "than", "over", "below", "under", "max", "maximum")
 
 BATCH = [
-    re.compile(r"\bbatch[ _-]?size\s*(?:[=:]|of)?\s*" + NUM, IC),
-    re.compile(r"\b(?:static\s+)?batch[ =-]?(\d+)\b(?!\s*(?:-|to)\s*\d)", IC),
-    re.compile(r"(?<![\w-])(?:--)?bs\s?[= ]\s?(\d+)\b", IC),
-    re.compile(r"\bB=(\d+)\b"),
+    _k(re.compile(r"\bbatch[ _-]?size\s*(?:[=:]|of)?\s*" + NUM, IC), "batch size|batch_size|batch-size|batchsize"),
+    _k(re.compile(r"\b(?:static\s+)?batch[ =-]?(\d+)\b(?!\s*(?:-|to)\s*\d)", IC), _then("batch|batch |batch=|batch-", _DIGITS)),
+    _k(re.compile(r"(?<![\w-])(?:--)?bs\s?[= ]\s?(\d+)\b", IC), "bs"),
+    _k(re.compile(r"\bB=(\d+)\b"), "b="),
 ]
 CONCURRENCY = [
-    re.compile(r"\bconcurrency\s*[=:]?\s*(\d+)\b", IC),
-    re.compile(r"--max[-_]concurrency[ =](\d+)|\bmax_concurrency\s*=\s*(\d+)", IC),
-    re.compile(r"\b(\d+)\s+concurrent(?:\s+(?:users?|requests?))?\b", IC),
-    re.compile(r"\b(one)\s+(?:concurrent\s+)?(?:user|request)s?\s+at\s+a\s+time\b|\b(one)\s+concurrent\s+(?:user|request)\b", IC),
-    re.compile(r"\b(single)[- ](?:stream|user|request)\b", IC),
+    _k(re.compile(r"\bconcurrency\s*[=:]?\s*(\d+)\b", IC), "concurrency"),
+    _k(re.compile(r"--max[-_]concurrency[ =](\d+)|\bmax_concurrency\s*=\s*(\d+)", IC), "max-concurrency|max_concurrency"),
+    _k(re.compile(r"\b(\d+)\s+concurrent(?:\s+(?:users?|requests?))?\b", IC), "concurrent"),
+    _k(
+        re.compile(r"\b(one)\s+(?:concurrent\s+)?(?:user|request)s?\s+at\s+a\s+time\b|\b(one)\s+concurrent\s+(?:user|request)\b", IC), "one"
+    ),
+    _k(re.compile(r"\b(single)[- ](?:stream|user|request)\b", IC), "single"),
 ]
 
 INPUT = [
-    re.compile(r"\bISL\s*[=:]?\s*" + NUM + r"(?!\s*/\s*\d)", IC),
-    re.compile(r"\bISL/OSL\s*[=:]?\s*" + NUM + r"\s*/\s*" + NUM, IC),
-    re.compile(r"\b(?:prompt|input)\s+len(?:gth)?(?:\s+ISL)?\s*(?:[=:]|of)?\s*" + NUM, IC),
-    re.compile(r"\b" + KNUM + r"\s*/\s*" + KNUM + r"\b"),
-    re.compile(r"\b" + NUM + r"[- ]token\s+prompt\b", IC),
-    re.compile(r"\b" + NUM + r"\s+input\s+tokens\b" + NOT_RATE, IC),
-    re.compile(r"\b" + NUM + r"\s+input\b(?=\s*/|,| \()", IC),
-    re.compile(r"\b" + NUM + r"-in\s*/\s*" + NUM + r"-out\b", IC),
-    re.compile(r"--(?:sonnet-)?input[-_]len[ =](\d+)|\binput_len\s*=\s*(\d+)", IC),
-    re.compile(r"\bContext:\s*" + NUM + r"\s+tokens\b", IC),
+    _k(re.compile(r"\bISL\s*[=:]?\s*" + NUM + r"(?!\s*/\s*\d)", IC), "isl"),
+    _k(re.compile(r"\bISL/OSL\s*[=:]?\s*" + NUM + r"\s*/\s*" + NUM, IC), "isl/osl"),
+    _k(re.compile(r"\b(?:prompt|input)\s+len(?:gth)?(?:\s+ISL)?\s*(?:[=:]|of)?\s*" + NUM, IC), "prompt|input"),
+    _k(re.compile(r"\b" + KNUM + r"\s*/\s*" + KNUM + r"\b"), "0k|1k|2k|3k|4k|5k|6k|7k|8k|9k"),
+    _k(re.compile(r"\b" + NUM + r"[- ]token\s+prompt\b", IC), "prompt"),
+    _k(re.compile(r"\b" + NUM + r"\s+input\s+tokens\b" + NOT_RATE, IC), "input"),
+    _k(re.compile(r"\b" + NUM + r"\s+input\b(?=\s*/|,| \()", IC), "input"),
+    _k(re.compile(r"\b" + NUM + r"-in\s*/\s*" + NUM + r"-out\b", IC), "-out"),
+    _k(re.compile(r"--(?:sonnet-)?input[-_]len[ =](\d+)|\binput_len\s*=\s*(\d+)", IC), "input"),
+    _k(re.compile(r"\bContext:\s*" + NUM + r"\s+tokens\b", IC), "context:"),
 ]
 # Only in name/unit: "TTFT, 128K context" there describes this record's point.
-INPUT_HEADLINE = [re.compile(r"\b" + NUM + r"\s+context\b", IC), re.compile(r"\bat\s+" + NUM + r"\s+input\b", IC)]
-INPUT_PREFILL = [re.compile(r"\bpp(\d+)\b"), re.compile(r"(?:^|\s)-p\s+(\d+)\b(?!\s*,)")]
-INPUT_NO_PROMPT = re.compile(r"(?:^|\s)-p\s+0\b|\(no prompt\)", IC)
+INPUT_HEADLINE = [
+    _k(re.compile(r"\b" + NUM + r"\s+context\b", IC), "context"),
+    _k(re.compile(r"\bat\s+" + NUM + r"\s+input\b", IC), "input"),
+]
+INPUT_PREFILL = [_k(re.compile(r"\bpp(\d+)\b"), _then("pp", _DIGITS)), _k(re.compile(r"(?:^|\s)-p\s+(\d+)\b(?!\s*,)"), "-p")]
+INPUT_NO_PROMPT = _k(re.compile(r"(?:^|\s)-p\s+0\b|\(no prompt\)", IC), "-p|(no prompt)")
 
 OUTPUT = [
-    re.compile(r"(?<!ISL/)\bOSL\s*[=:]?\s*" + NUM + r"(?!\s*/\s*\d)", IC),
-    re.compile(r"\bISL/OSL\s*[=:]?\s*" + NUM + r"\s*/\s*" + NUM, IC),
-    re.compile(r"\b(?:output|generation)\s+len(?:gth)?(?:\s+OSL)?\s*(?:[=:]|of)?\s*" + NUM, IC),
-    re.compile(r"\b" + KNUM + r"\s*/\s*" + KNUM + r"\b"),
-    re.compile(r"\b" + NUM + r"[- ]token\s+output\b", IC),
-    re.compile(r"\b" + NUM + r"\s+(?:output|generated)\s+tokens\b" + NOT_RATE, IC),
-    re.compile(r"\bgeneration\s+of\s+" + NUM + r"\s+tokens\b|\b" + NUM + r"\s+tokens\s+generated\b", IC),
-    re.compile(r"\bOutput:\s*" + NUM + r"\s+tokens\b", IC),
-    re.compile(r"\bOutput:\s*(first)\s+token\s+only\b", IC),
-    re.compile(r"\b" + NUM + r"-in\s*/\s*" + NUM + r"-out\b", IC),
-    re.compile(r"\b" + NUM + r"\s+input\s*/\s*" + NUM + r"\s+output\b", IC),
-    re.compile(r"--(?:sonnet-)?output[-_]len[ =](\d+)|\boutput_len\s*=\s*(\d+)", IC),
-    re.compile(r"\bcompletions\s+of\s+" + NUM + r"\s+tokens\b", IC),
-    re.compile(r"\btg(\d+)\b"),
+    _k(re.compile(r"(?<!ISL/)\bOSL\s*[=:]?\s*" + NUM + r"(?!\s*/\s*\d)", IC), "osl"),
+    _k(re.compile(r"\bISL/OSL\s*[=:]?\s*" + NUM + r"\s*/\s*" + NUM, IC), "isl/osl"),
+    _k(re.compile(r"\b(?:output|generation)\s+len(?:gth)?(?:\s+OSL)?\s*(?:[=:]|of)?\s*" + NUM, IC), "output|generation"),
+    _k(re.compile(r"\b" + KNUM + r"\s*/\s*" + KNUM + r"\b"), "0k|1k|2k|3k|4k|5k|6k|7k|8k|9k"),
+    _k(re.compile(r"\b" + NUM + r"[- ]token\s+output\b", IC), "output"),
+    _k(re.compile(r"\b" + NUM + r"\s+(?:output|generated)\s+tokens\b" + NOT_RATE, IC), "output|generated"),
+    _k(re.compile(r"\bgeneration\s+of\s+" + NUM + r"\s+tokens\b|\b" + NUM + r"\s+tokens\s+generated\b", IC), "generat"),
+    _k(re.compile(r"\bOutput:\s*" + NUM + r"\s+tokens\b", IC), "output:"),
+    _k(re.compile(r"\bOutput:\s*(first)\s+token\s+only\b", IC), "output:"),
+    _k(re.compile(r"\b" + NUM + r"-in\s*/\s*" + NUM + r"-out\b", IC), "-out"),
+    _k(re.compile(r"\b" + NUM + r"\s+input\s*/\s*" + NUM + r"\s+output\b", IC), "output"),
+    _k(re.compile(r"--(?:sonnet-)?output[-_]len[ =](\d+)|\boutput_len\s*=\s*(\d+)", IC), "output"),
+    _k(re.compile(r"\bcompletions\s+of\s+" + NUM + r"\s+tokens\b", IC), "completions"),
+    _k(re.compile(r"\btg(\d+)\b"), _then("tg", _DIGITS)),
 ]
 # Short flags mean lengths only for the tools that define them: mlx_lm.benchmark
 # -p/-g, llama-bench -p/-n ("mpirun -n 8" is a process count).
-OUTPUT_MLX = re.compile(r"(?:^|\s)-g\s+(\d+)\b")
-OUTPUT_LLAMA_BENCH = re.compile(r"(?:^|\s)-n\s+(\d+)\b(?!\s*,)")
-OUTPUT_RANGE = re.compile(r"\boutput\s+length\s+between\s+(\d+)\s+and\s+(\d+)\s+tokens\b", IC)
+OUTPUT_MLX = _k(re.compile(r"(?:^|\s)-g\s+(\d+)\b"), "-g")
+OUTPUT_LLAMA_BENCH = _k(re.compile(r"(?:^|\s)-n\s+(\d+)\b(?!\s*,)"), "-n")
+OUTPUT_RANGE = _k(re.compile(r"\boutput\s+length\s+between\s+(\d+)\s+and\s+(\d+)\s+tokens\b", IC), "output")
 
 # Accelerator tokens that may follow a device count ("4x NVIDIA H100", "8xMI355X").
 ACC = (
@@ -224,15 +349,19 @@ ACC = (
     r"RTX|RX\s?\d|Radeon|Gaudi|Arc\b|TPU|Instinct|Trainium|Inferentia|GPUs?\b)"
 )
 COUNT = [
-    re.compile(r"\b(\d{1,4})\s?[x×]\s?" + ACC),
-    re.compile(r"\b(\d{1,4})-GPU\b", IC),
-    re.compile(r"\b(\d{1,4})\s+(?:" + ACC + r"\s+)?GPUs\b"),
-    re.compile(r"\b(single|one)[- ]GPU\b|\b(single)\s+" + ACC, IC),
+    _k(re.compile(r"\b(\d{1,4})\s?[x×]\s?" + ACC), "x|×"),
+    _k(re.compile(r"\b(\d{1,4})-GPU\b", IC), "-gpu"),
+    _k(re.compile(r"\b(\d{1,4})\s+(?:" + ACC + r"\s+)?GPUs\b"), "gpus"),
+    _k(re.compile(r"\b(single|one)[- ]GPU\b|\b(single)\s+" + ACC, IC), "single|one"),
 ]
-TP_SIZE = re.compile(
-    r"\bTP\s?=?\s?(\d+)\b|tensor[- ]parallel(?:[- ]size)?\s*=?\s*(\d+)|\btp_size\s+(\d+)|(?:^|\s)-tp\s+(\d+)|\btp(\d+)\b", IC
+TP_SIZE = _k(
+    re.compile(r"\bTP\s?=?\s?(\d+)\b|tensor[- ]parallel(?:[- ]size)?\s*=?\s*(\d+)|\btp_size\s+(\d+)|(?:^|\s)-tp\s+(\d+)|\btp(\d+)\b", IC),
+    _then("tp", _WS + "=" + _DIGITS),
+    "tp_size|-tp|tensor-parallel|tensor parallel",
 )
-OTHER_PARALLEL = re.compile(r"\b(?:DP|EP|DEP\d*)\b|data parallel|expert parallel|replica", IC)
+OTHER_PARALLEL = _k(
+    re.compile(r"\b(?:DP|EP|DEP\d*)\b|data parallel|expert parallel|replica", IC), "dp|ep|data parallel|expert parallel|replica"
+)
 
 MODEL_IN_NAME = re.compile(
     r"\b(?:Meta-)?(?:Llama|LLaMA|Qwen|Mistral|Mixtral|DeepSeek|Gemma|Phi|Vicuna|MPT|OPT|BLOOM|gpt-oss)"
@@ -258,17 +387,20 @@ RELEASE_TAG = r"\s+release\s+(b\d{3,})\b"
 NIGHTLY = r"[\s\w/.:-]{0,25}?(nightly-[0-9a-f]{5,})\b(?:\s*\(revision\s+(v[\w.+]+)\))?"
 HASH_SUFFIX = r"-([0-9a-f]{7,12})\b"
 # llama.cpp prints its own build line: "Build: 66906cd8 (b5997)", "build hash ff5ef82".
-LLAMACPP_BUILD = re.compile(r"\bBuild:\s*([0-9a-f]{7,}(?:\s\(b\d+\))?)|\bbuild hash\s+([0-9a-f]{7,})", IC)
+LLAMACPP_BUILD = _k(re.compile(r"\bBuild:\s*([0-9a-f]{7,}(?:\s\(b\d+\))?)|\bbuild hash\s+([0-9a-f]{7,})", IC), "build")
 
 WARMUP = [
-    re.compile(r"--warm_?up[ =](\d+)", IC),
-    re.compile(r"\bwarm-?up\s+(?:of\s+)?(\d+)\s+(?:iter\w*|requests?|runs?|steps?)\b", IC),
-    re.compile(r"\b(\d+)\s+warm-?up\s+(?:iter\w*|requests?|runs?|steps?)\b", IC),
+    _k(re.compile(r"--warm_?up[ =](\d+)", IC), "--warmup|--warm_up"),
+    _k(re.compile(r"\bwarm-?up\s+(?:of\s+)?(\d+)\s+(?:iter\w*|requests?|runs?|steps?)\b", IC), "warmup|warm-up"),
+    _k(re.compile(r"\b(\d+)\s+warm-?up\s+(?:iter\w*|requests?|runs?|steps?)\b", IC), "warmup|warm-up"),
     # "no warmup" states none; "no warmup phase is stated" withholds it.
-    re.compile(r"\b(no)\s+warm-?up\b(?!\s+(?:\w+\s+){0,2}(?:is\s+|was\s+)?(?:stated|given|specified|reported|published))", IC),
+    _k(
+        re.compile(r"\b(no)\s+warm-?up\b(?!\s+(?:\w+\s+){0,2}(?:is\s+|was\s+)?(?:stated|given|specified|reported|published))", IC),
+        "warmup|warm-up",
+    ),
 ]
 
-PREFILL_RECORD = re.compile(r"prefill|prompt processing|\bpp\d+\b", IC)
+PREFILL_RECORD = _k(re.compile(r"prefill|prompt processing|\bpp\d+\b", IC), "prefill|prompt processing", _then("pp", _DIGITS))
 
 # What would recover each condition, named in every absent finding.
 RECOVER = {
@@ -293,13 +425,27 @@ GAP_KEYS = {
 }
 
 # Per engine id, (kind, pattern) for a release or commit named right after the engine.
+# Every such pattern starts with the engine's name: its pre-filter literals.
+ENGINE_KEYS: dict[str, tuple[str, ...]] = {
+    "vllm": ("vllm",),
+    "sglang": ("sglang",),
+    "tensorrt-llm": ("tensorrt-llm", "trt-llm"),
+    "llama-cpp": ("llama.cpp", "llama-server", "llama-bench"),
+    "ollama": ("ollama",),
+    "mlx-lm": ("mlx-lm",),
+    "lm-eval-harness": ("lm-eval",),
+    "fastertransformer": ("fastertransformer",),
+}
 ENGINE_PATTERNS: dict[str, list[tuple[str, re.Pattern[str]]]] = {
     eid: [
-        ("release", re.compile(rf"(?:{alias}){RELEASE_TAG}")),
-        ("commit", re.compile(rf"(?:{alias}){COMMIT_AFTER}")),
-        ("release", re.compile(rf"(?:{alias}){NIGHTLY}")),
-        ("release", re.compile(rf"(?:{alias}){VERSION_AFTER}")),
-        ("commit", re.compile(rf"(?:{alias}){HASH_SUFFIX}")),
+        (kind, _k(re.compile(rf"(?:{alias}){tail}"), *ENGINE_KEYS[eid]))
+        for kind, tail in (
+            ("release", RELEASE_TAG),
+            ("commit", COMMIT_AFTER),
+            ("release", NIGHTLY),
+            ("release", VERSION_AFTER),
+            ("commit", HASH_SUFFIX),
+        )
     ]
     for eid, alias in ENGINE_ALIASES.items()
 }

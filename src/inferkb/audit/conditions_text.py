@@ -74,6 +74,25 @@ _VALUE_PATTERNS = {
     "output": P.OUTPUT,
     "warmup": P.WARMUP,
 }
+# (aspect, term, its pre-filter keys, the value patterns whose matches it ignores)
+_ASPECTS = [(a, term, P.KEYS[id(term)], _VALUE_PATTERNS.get(a, ())) for a, term in P.TERMS.items()]
+_NA = re.compile(r"^\s*N/?A\b")
+_may = P.may_match
+
+
+# The keys of the patterns one of which a clause needs before _Record._scan records anything for it.
+_LOUD = tuple(
+    dict.fromkeys(k for p in (P.AUDIT_HEADER, P.NEG_MARKER, P.NO_LEAD, P.NO_BEFORE_END, P.HARNESS_DEFAULT) for k in P.KEYS[id(p)])
+)
+
+
+def _quiet(low: str | None) -> bool:
+    """True when no clause of a text whose folded form is ``low`` can negate or default anything.
+
+    That needs a negation marker, a "no" or a harness-default statement in the
+    clause (an earlier audit header is cut out first, so it must be absent too).
+    """
+    return low is not None and not any(map(low.__contains__, _LOUD))
 
 
 @dataclass(slots=True)
@@ -93,36 +112,61 @@ class _Record:
         self.clauses: dict[str, list[str]] = {f: [c for c, _ in parts] for f, parts in split.items()}
         self.negated: dict[str, tuple[str, str]] = {}
         self.defaulted: dict[str, tuple[str, str]] = {}
+        lows = {f: P.folded(t) for f, t in self.texts.items()}
         for fld, parts in split.items():
+            if _quiet(lows[fld]) and not any(inherited for _, inherited in parts):
+                continue
             for clause, inherited in parts:
                 self._scan(fld, clause, inherited)
-        self.is_prefill = bool(P.PREFILL_RECORD.search(self.texts.get("name", "") + " " + self.texts.get("unit", "")))
+        headline = self.texts.get("name", "") + " " + self.texts.get("unit", "")
+        self.is_prefill = bool(_may(P.PREFILL_RECORD, P.folded(headline)) and P.PREFILL_RECORD.search(headline))
+        # The value fields' folded text (None if any is not ASCII): a pattern
+        # that cannot match it is skipped for every clause.
+        vals = [lows[f] for f in VALUE_FIELDS if f in lows]
+        self.vlow = None if None in vals else "\n".join(vals)
+        # (field, clause, stripped, folded) for value search; clauses about other runs are dropped once.
+        self._values = []
+        for fld in VALUE_FIELDS:
+            other = _may(P.NOT_THIS_RUN, lows.get(fld))
+            for c in self.clauses.get(fld, ()):
+                low = P.folded(c)
+                if not (other and _may(P.NOT_THIS_RUN, low) and P.NOT_THIS_RUN.search(c)):
+                    self._values.append((fld, c, c.strip(), low))
 
     def _scan(self, fld: str, clause: str, inherited: bool) -> None:
-        body = P.AUDIT_HEADER.sub("", clause)
-        whole = inherited or bool(P.NEG_MARKER.search(body)) or bool(re.match(r"^\W*No\b", body))
-        for aspect, term in P.TERMS.items():
+        body = P.AUDIT_HEADER.sub("", clause) if "(" in clause else clause
+        low = P.folded(body)
+        whole = inherited or bool(_may(P.NEG_MARKER, low) and P.NEG_MARKER.search(body)) or bool(P.NO_LEAD.match(body))
+        default = bool(_may(P.HARNESS_DEFAULT, low) and P.HARNESS_DEFAULT.search(body))
+        # Only a negation, a "no" before a term or a harness-default statement records anything.
+        if not (whole or default or _may(P.NO_BEFORE_END, low)):
+            return
+        for aspect, term, keys, values in _ASPECTS:
+            negate = aspect not in self.negated
+            if not (negate or default and aspect not in self.defaulted):
+                continue
+            if low is not None and not any(map(low.__contains__, keys)):
+                continue
+            found = list(term.finditer(body))
+            if not found:
+                continue
             # A term that is part of a stated value ("ISL/OSL 1000/1000") is
             # not what a negation in the same long clause is about.
-            stated = [m.span() for pat in _VALUE_PATTERNS.get(aspect, ()) for m in pat.finditer(body)]
-            hits = [h for h in term.finditer(body) if not any(a <= h.start() < b or h.start() <= a < h.end() for a, b in stated)]
+            stated = [m.span() for pat, _ in P.keyed(values, low) for m in pat.finditer(body)]
+            hits = [h for h in found if not any(a <= h.start() < b or h.start() <= a < h.end() for a, b in stated)]
             if not hits:
                 continue
-            said_no = any(re.search(r"\bno\s+(?:[\w/-]+\s+){0,2}$", body[: m.start()], re.I) for m in hits)
-            if (whole or said_no) and aspect not in self.negated:
+            if negate and (whole or any(P.NO_BEFORE_END.search(body, 0, m.start()) for m in hits)):
                 self.negated[aspect] = (fld, clause.strip())
-            if P.HARNESS_DEFAULT.search(body) and aspect not in self.defaulted:
+            if default and aspect not in self.defaulted:
                 self.defaulted[aspect] = (fld, clause.strip())
 
     def value_clauses(self, aspect: str | None = None):
-        """Yield (field, clause) for value search, skipping clauses about other runs or negating ``aspect``."""
-        for fld in VALUE_FIELDS:
-            for clause in self.clauses.get(fld, []):
-                if P.NOT_THIS_RUN.search(clause):
-                    continue
-                if aspect and aspect in self.negated and self.negated[aspect][1] == clause.strip():
-                    continue
-                yield fld, clause
+        """Yield (field, clause, folded clause) for value search, skipping clauses about other runs or negating ``aspect``."""
+        neg = self.negated[aspect][1] if aspect and aspect in self.negated else None
+        for fld, clause, stripped, low in self._values:
+            if stripped != neg:
+                yield fld, clause, low
 
     def harness(self, clause: str) -> str | None:
         m = P.HARNESS_NAME.search(clause) or P.HARNESS_NAME.search(" ".join(self.texts.values()))
@@ -133,24 +177,34 @@ class _Record:
         return [s for s in src if isinstance(s, str)] if isinstance(src, list) else []
 
 
-def _bounded(clause: str, m: re.Match, group_end: int) -> bool:
+def _bounded(clause: str, low: str | None, m: re.Match, group_end: int) -> bool:
     """True when the number is a bound or the start of a range, not the run's value."""
-    return bool(P.BOUND_BEFORE.search(clause[: m.start()]) or P.RANGE_AFTER.match(clause[group_end:]))
+    if low is None:
+        before = bool(P.BOUND_BEFORE.search(clause[: m.start()]))
+    else:
+        # BOUND_BEFORE matches iff the text before, less trailing whitespace, ends with one of its words.
+        before = low[: m.start()].rstrip().endswith(P.BOUND_WORDS)
+    return before or bool(P.RANGE_AFTER.match(clause[group_end:]))
 
 
 def _scan(rec: _Record, patterns, aspect: str, pick_last: bool = False, fields=VALUE_FIELDS) -> list[_Hit]:
     """Candidates from the highest-priority field that has any (patterns yield counts)."""
     by_field: dict[str, list[_Hit]] = {}
-    for fld, clause in rec.value_clauses(aspect):
+    active = P.keyed(patterns, rec.vlow)
+    if not active:
+        return []
+    for fld, clause, low in rec.value_clauses(aspect):
         if fld not in fields:
             continue
-        for pat in patterns:
+        for pat, keys in active:
+            if low is not None and not any(map(low.__contains__, keys)):
+                continue
             for m in pat.finditer(clause):
                 groups = [i for i in range(1, (m.re.groups or 0) + 1) if m.group(i) is not None]
                 if not groups:
                     continue
                 gi = groups[-1] if pick_last else groups[0]
-                if _bounded(clause, m, m.end(gi)):
+                if _bounded(clause, low, m, m.end(gi)):
                     continue
                 raw = m.group(gi)
                 value = 1 if raw.lower() in ("one", "single", "first") else P.parse_count(raw)
@@ -223,7 +277,7 @@ def _model(rec: _Record) -> ConditionAssessment:
     for path in ("model", "model_id"):
         v = rec.record.get(path)
         if isinstance(v, str) and v.strip():
-            if re.match(r"^\s*N/?A\b", v):
+            if _NA.match(v):
                 return _absent("model", rec, f"the model field is a placeholder: {v!r}")
             return _from_structured("model", path, v)
     m = P.MODEL_IN_NAME.search(rec.texts.get("name", ""))
@@ -241,9 +295,17 @@ def _hardware(rec: _Record) -> ConditionAssessment:
     elif "hardware" not in rec.negated:
         hits = _scan(rec, P.COUNT, "hardware")
     counts = {h.value for h in hits}
-    tp = {int(next(g for g in m.groups() if g)) for _, c in rec.value_clauses() for m in P.TP_SIZE.finditer(c)}
-    other = any(P.OTHER_PARALLEL.search(c) for _, c in rec.value_clauses())
-    if len(counts) == 1 and tp and max(tp) < min(counts) and not other and hits[0].field != "accelerator_count":
+    # The TP/DP/EP layout matters only for a single count read from the text.
+    tp = other = None
+    if len(counts) == 1 and hits[0].field != "accelerator_count":
+        tp = _may(P.TP_SIZE, rec.vlow) and {
+            int(next(g for g in m.groups() if g))
+            for _, c, low in rec.value_clauses()
+            if _may(P.TP_SIZE, low)
+            for m in P.TP_SIZE.finditer(c)
+        }
+        other = tp and any(_may(P.OTHER_PARALLEL, low) and P.OTHER_PARALLEL.search(c) for _, c, low in rec.value_clauses())
+    if tp and max(tp) < min(counts) and not other:
         return _absent(
             "hardware",
             rec,
@@ -320,9 +382,9 @@ def _length(rec: _Record, cond: str) -> ConditionAssessment:
         return _decide(cond, rec, [], (aspect,), f"{aspect} length")
     if cond == "input_length":
         hits = _scan(rec, P.INPUT, aspect) or _scan(rec, P.INPUT_HEADLINE, aspect, fields=("name", "unit"))
-        if not hits:
-            for fld, clause in rec.value_clauses(aspect):
-                m = P.INPUT_NO_PROMPT.search(clause)
+        if not hits and _may(P.INPUT_NO_PROMPT, rec.vlow):
+            for fld, clause, low in rec.value_clauses(aspect):
+                m = _may(P.INPUT_NO_PROMPT, low) and P.INPUT_NO_PROMPT.search(clause)
                 if m:
                     hits = [_Hit(0, fld, m.group(0).strip())]
                     break
@@ -332,8 +394,8 @@ def _length(rec: _Record, cond: str) -> ConditionAssessment:
             hits = _scan(rec, P.INPUT_PREFILL, aspect)
     else:
         hits = []
-        for fld, clause in rec.value_clauses(aspect):
-            m = P.OUTPUT_RANGE.search(clause)
+        for fld, clause, low in rec.value_clauses(aspect) if _may(P.OUTPUT_RANGE, rec.vlow) else ():
+            m = _may(P.OUTPUT_RANGE, low) and P.OUTPUT_RANGE.search(clause)
             if m:
                 hits = [_Hit({"min": int(m.group(1)), "max": int(m.group(2))}, fld, m.group(0))]
                 break
@@ -360,10 +422,13 @@ def _engine_version(rec: _Record) -> ConditionAssessment:
     patterns = list(P.ENGINE_PATTERNS.get(engine, []))
     if engine == "llama-cpp":
         patterns.append(("commit", P.LLAMACPP_BUILD))
-    for fld, clause in rec.value_clauses("engine_release"):
+    if "engine_commit" in rec.negated:
+        patterns = [(kind, pat) for kind, pat in patterns if kind != "commit"]
+    active = P.keyed([pat for _, pat in patterns], rec.vlow)
+    for fld, clause, low in rec.value_clauses("engine_release") if active else ():
         found = []
-        for kind, pat in patterns:
-            if kind == "commit" and "engine_commit" in rec.negated:
+        for pat, keys in active:
+            if low is not None and not any(map(low.__contains__, keys)):
                 continue
             for m in pat.finditer(clause):
                 val = m.group(2) if m.re.groups >= 2 and m.group(2) else next(g for g in m.groups() if g)
@@ -384,8 +449,11 @@ def _warmup(rec: _Record) -> ConditionAssessment:
     if "warmup" in rec.negated:
         return _decide("warmup", rec, [], ("warmup",), "warmup")
     hits = []
-    for fld, clause in rec.value_clauses("warmup"):
-        for pat in P.WARMUP:
+    active = P.keyed(P.WARMUP, rec.vlow)
+    for fld, clause, low in rec.value_clauses("warmup") if active else ():
+        for pat, keys in active:
+            if low is not None and not any(map(low.__contains__, keys)):
+                continue
             for m in pat.finditer(clause):
                 hits.append(_Hit(False if m.group(1).lower() == "no" else int(m.group(1)), fld, m.group(0)))
         if hits:

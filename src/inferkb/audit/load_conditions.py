@@ -49,7 +49,7 @@ KB301 = register(
         "load-conditions",
         "A benchmark record does not establish one of its seven load conditions.",
         "A number is comparable with another only under the same model, hardware and count, batch or concurrency, "
-        "input and output length, engine version and warmup (DESIGN.md rule 6). A condition that is neither in a "
+        "input and output length, engine version and warmup (comparable means same conditions). A condition that is neither in a "
         "structured field nor quoted from the record's own text is absent; the finding says what was searched, "
         "which sources the record cites and what would recover it. A plausible guess is never filled in.",
         '{"model": "Llama 3.1 8B", "accelerator_ids": ["nvidia-h100-sxm"], "accelerator_count": 1, '
@@ -95,7 +95,7 @@ KB304 = register(
         "load-conditions",
         "A load condition is absent, and the record itself documents why in condition_gaps.",
         "A null with a stated reason is the honest state of a record whose evidence does not give a condition "
-        "(DESIGN.md rule 1). It is still absent - the number is not comparable on that condition - but the record has "
+        "(a null with a reason beats a plausible value). It is still absent - the number is not comparable on that condition - but the record has "
         "done what it can, so this is reported as information rather than as a warning.",
         '{"conditions": {"warmup": null}, "condition_gaps": {"warmup": {"reason": "the log does not show a warmup phase", '
         '"recover": "the harness command line (--num-iters-warmup)"}}}',
