@@ -69,3 +69,17 @@ def test_types_can_be_named_by_directory(tmp_path):
     kb = inferkb.open(tmp_path)
     assert [r.id for r in kb.by_type("engines")] == ["x"]
     assert kb.validate(types=["engines"]).figures["validate"]["records_checked"] == 1
+
+
+def test_the_bundled_kb_of_an_installed_package_is_not_written(tmp_path):
+    from inferkb.profile import load_profile
+    from inferkb.store import KB
+
+    root = tmp_path / "site-packages" / "inferkb" / "kb"  # no pyproject.toml three levels up: an installed wheel
+    write_kb(root, {})
+    kb = KB(root, load_profile(root), bundled=True)
+    with pytest.raises(UsageError, match="init ./my-kb --with-data"):
+        kb.write_record(rec("engine", "x"))
+    assert not (root / "data" / "engines").exists()
+    (tmp_path / "pyproject.toml").write_text("")  # a source checkout may grow its bundled KB
+    kb.write_record(rec("engine", "x"))

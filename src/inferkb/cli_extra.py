@@ -195,6 +195,13 @@ def register_extra(cli: click.Group) -> None:
         if dry_run:
             for rec in result.records:
                 click.echo(json.dumps(rec, indent=2, ensure_ascii=False))
+        from .arms import arm_deltas
+
+        for rec in result.records:
+            if rec.get("arms") and rec.get("baseline_arm"):
+                for arm_id, delta in arm_deltas(rec).items():
+                    parts = ", ".join(f"{k} {v:+.1f}%" for k, v in delta.items() if isinstance(v, (int, float)))
+                    click.echo(f"{rec['id']}: computed: arm {arm_id} vs baseline arm {rec['baseline_arm']}: {parts}")
         for f in result.findings:
             click.echo(f"{f.path or f.record or '-'}: {f.code} {f.rule}: {f.message}", err=True)
         tail = " (dry run)" if dry_run else (f", {len(unchanged)} unchanged (already in the KB)" if unchanged else "")

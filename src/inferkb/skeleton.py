@@ -79,6 +79,7 @@ def write_new(kb: KB, type_name: str, name: str, *, record_id: str | None = None
 
     Raises RecordExists if the file exists (it is never overwritten), UsageError as :func:`skeleton`.
     """
+    kb.ensure_writable()
     record = skeleton(kb, type_name, name, record_id=record_id, source=source)
     path = kb.record_path(type_name, record["id"])
     if path.exists():

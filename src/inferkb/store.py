@@ -301,6 +301,19 @@ class KB:
         return load_metrics(self)
 
     # ---- writing -------------------------------------------------------
+    def ensure_writable(self) -> None:
+        """Refuse to write into the bundled KB of an installed package.
+
+        The bundled KB may be edited from a source checkout (its maintainers grow
+        it there); inside an installed wheel it is package data, and a write would
+        silently change every user's KB. Raises :class:`UsageError` then.
+        """
+        if self.bundled and not (self.root.parents[2] / "pyproject.toml").is_file():
+            raise UsageError(
+                "refusing to write into the bundled KB of an installed inferkb; "
+                "make a writable copy with `inferkb init ./my-kb --with-data` and pass --kb ./my-kb"
+            )
+
     def record_path(self, type_name: str, record_id: str) -> Path:
         spec = self.type_spec(type_name)
         check_id(record_id)
@@ -314,6 +327,7 @@ class KB:
         ``overwrite``, :class:`RecordInvalid` (with findings) if validation
         fails — nothing is written in either case.
         """
+        self.ensure_writable()
         type_name, record_id = data.get("type"), data.get("id")
         if not isinstance(type_name, str) or not isinstance(record_id, str):
             raise UsageError("a record needs string 'id' and 'type' fields")

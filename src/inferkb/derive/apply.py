@@ -205,6 +205,7 @@ def summary_table(changes: list[Change]) -> str:
 
 def write_all(kb: KB, writes: list[FileWrite]) -> list[str]:
     """Write every file atomically in plan order and update the loaded KB; returns the relative paths written."""
+    kb.ensure_writable()
     done: list[str] = []
     for w in writes:
         atomic_write_text(w.path, w.new_text)
