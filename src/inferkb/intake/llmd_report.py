@@ -318,7 +318,7 @@ def export_report(kb: KB, record_id: str, arm: str | None = None) -> dict[str, A
     """
     rec = kb.get(record_id)
     if rec.type != "benchmark":
-        raise UsageError(f"{record_id!r} is a {rec.type} record; only benchmark records can be exported as a Benchmark Report")
+        raise UsageError(f"{record_id!r} is {'an' if rec.type[:1] in 'aeiou' else 'a'} {rec.type} record; only benchmark records can be exported as a Benchmark Report")
     d = rec.data
     metrics = dict(d.get("metrics") or {})
     chosen = _chosen_arm(d, arm)
