@@ -56,6 +56,7 @@ class Finding:
         return out
 
     def sort_key(self) -> tuple:
+        """Order for reports: by path, then code, field and message."""
         return (self.path or "", self.code, self.field or "", self.message)
 
 

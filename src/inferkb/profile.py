@@ -75,6 +75,7 @@ class Profile:
     max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
 
     def by_dir(self) -> dict[str, TypeSpec]:
+        """``{directory name: TypeSpec}``."""
         return {t.dir: t for t in self.types.values()}
 
 

@@ -33,14 +33,17 @@ class Report:
         return Report(self.kb, self.records, kept, self.figures, self.notes)
 
     def extend(self, other: Report) -> None:
+        """Append another report's findings, figures and notes (used by ``check`` to merge validate and audits)."""
         self.findings.extend(other.findings)
         self.figures.update(other.figures)
         self.notes.extend(n for n in other.notes if n not in self.notes)
 
     def fails(self, fail_on: str = "error") -> bool:
+        """True when a finding at or above ``fail_on`` severity remains (the CLI then exits 1)."""
         return fails(self.findings, fail_on)
 
     def summary(self) -> dict[str, Any]:
+        """``{"by_code", "by_severity", "figures"[, "notes"]}`` as printed under ``summary``."""
         out = summarize(self.findings)
         out["figures"] = self.figures
         if self.notes:
@@ -48,6 +51,7 @@ class Report:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``--format json`` document: ``{"kb", "records", "findings", "summary"}``, findings sorted by path and code."""
         self.findings.sort(key=Finding.sort_key)
         return {
             "kb": self.kb,

@@ -43,6 +43,7 @@ def render_github(report: Report, console: Console) -> None:
 
 
 def finding_line(f: Finding) -> str:
+    """``path: CODE slug: message`` — the one-line form every text reporter prints."""
     where = f.path or f.record or "(kb)"
     return f"{where}: {f.code} {f.rule}: {f.message}"
 
@@ -63,6 +64,7 @@ def render_text(report: Report, console: Console, *, max_per_code: int | None = 
 
 
 def render_summary(report: Report, console: Console, *, title: str = "summary") -> None:
+    """A table of finding counts by code, the severity totals and the report's notes."""
     from rich.table import Table
 
     from .rules import RULES

@@ -315,6 +315,7 @@ class KB:
             )
 
     def record_path(self, type_name: str, record_id: str) -> Path:
+        """``data/<dir>/<id>.json`` under the KB root; raises UsageError for an unknown type or an unsafe id."""
         spec = self.type_spec(type_name)
         check_id(record_id)
         return self.root / "data" / spec.dir / f"{record_id}.json"

@@ -87,6 +87,7 @@ class Importer:
     multi_arm: bool = False
 
     def parse(self, paths: list[Path], options: IntakeOptions, kb: KB) -> IntakeResult:  # pragma: no cover - abstract
+        """Parse ``paths`` into records. Raises InputError for unusable input, UsageError for bad options; never writes."""
         raise NotImplementedError
 
 
@@ -217,6 +218,7 @@ def resolve_accelerator(kb: KB, options: IntakeOptions, raw_from_file: str | Non
 
 
 def today() -> str:
+    """Today's date as ISO ``YYYY-MM-DD`` (the ``updated``/``accessed`` of imported records)."""
     return _dt.date.today().isoformat()
 
 
