@@ -270,8 +270,15 @@ def register_extra(cli: click.Group) -> None:
             return
         if result.diff_text:
             click.echo(result.diff_text)
+        shown: dict[str, int] = {}
         for f in result.findings:
-            click.echo(finding_line(f), err=True)
+            shown[f.code] = shown.get(f.code, 0) + 1
+            if shown[f.code] <= 5:
+                click.echo(finding_line(f), err=True)
+        hidden = sum(max(0, n - 5) for n in shown.values())
+        if hidden:
+            counts = ", ".join(f"{code} x{n}" for code, n in sorted(shown.items()))
+            click.echo(f"... {hidden} more findings not shown ({counts}); --format json lists them all", err=True)
         click.echo(result.proof.to_text())
         if write:
             click.echo(f"{name}: wrote {len(result.changes)} values in {len(result.files)} files")
