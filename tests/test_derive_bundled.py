@@ -149,3 +149,21 @@ def test_derive_never_changes_a_number(kb_root, value, count, tp, batch, model):
         assert result.proof.ok
     new = json.loads(path.read_text(encoding="utf-8"))
     assert (new["value"], new["accelerator_count"], new["conditions"]) == (value, count, {"tensor_parallel": tp, "batch_size": batch})
+
+
+def test_explicit_null_exercised_is_settled_by_a_stated_split(bundled_copy):
+    import json
+
+    import inferkb
+    from inferkb import derive
+
+    path = bundled_copy / "data" / "benchmarks" / "vllm-mtp-regression-qwen3-next-80b-a3b.json"
+    data = json.loads(path.read_text())
+    data["interconnect_exercised"] = None  # TP=4 on 4 devices is stated in conditions/accelerator_count
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    kb = inferkb.open(bundled_copy)
+    derive.run(kb, "interconnect-ids", write=True)
+    after = json.loads(path.read_text())
+    assert after["interconnect_exercised"] is True
+    assert after["provenance"][-1]["field"] == "interconnect_exercised"
+    assert after["provenance"][-1]["evidence"] == {"field": "conditions.tensor_parallel", "quote": "4"}

@@ -10,7 +10,7 @@ no ``interconnect`` field (unknown is not "none"), lists an id that is not an
 interconnect record of this KB (the union would dangle or be incomplete), or
 when every list is empty (never invent a fabric).
 
-``interconnect_exercised`` (filled only when absent), from
+``interconnect_exercised`` (filled only when absent or null), from
 ``accelerator_count`` and ``conditions.tensor_parallel`` / ``pipeline_parallel``
 / ``expert_parallel`` / ``data_parallel``:
 
@@ -133,9 +133,10 @@ def exercised(data: dict[str, Any]) -> tuple[bool | None, str, dict[str, str] | 
 
 def _exercised(kb: KB, rec: Record, out: DerivationOutput) -> None:
     value, reason, evidence, conflict = exercised(rec.data)
-    if base.has_value(kb, rec, "interconnect_exercised"):
-        existing = base.current_value(kb, rec, "interconnect_exercised")
-        if existing is not None and value is not None and existing != value:
+    # An explicit null says "not known"; evidence may settle it. A stated true/false is never overwritten.
+    existing = base.current_value(kb, rec, "interconnect_exercised") if base.has_value(kb, rec, "interconnect_exercised") else None
+    if existing is not None:
+        if value is not None and existing != value:
             out.findings.append(base.KB1003.finding(
                 f"interconnect_exercised is {existing} but the record's fields give {value}: {reason}",
                 record=rec.key, path=rec.path, field="interconnect_exercised", evidence=evidence))
