@@ -66,6 +66,12 @@ def main() -> int:
         for f in res.findings:
             if f.code in ("KB1111", "KB1112"):
                 print(f"  {f.code} {f.message}")
+    if not args.dry_run and total["written"]:
+        # Records written afresh lose backfilled fields; derive them again (same evidence, same values).
+        from inferkb import derive
+
+        result = derive.run(inferkb.open(args.kb), "interconnect-ids", write=True)
+        total["interconnect_backfills"] = len(result.changes)
     print(json.dumps(total))
     return 0
 
