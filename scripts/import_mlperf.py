@@ -29,6 +29,30 @@ TABLES = (
 )
 
 
+def without_backfills(old: dict, new: dict) -> dict:
+    """``old`` with derived (backfilled) fields and their provenance entries set back to what ``new`` has.
+
+    So a record whose only difference from a fresh import is a derivation's
+    backfill counts as unchanged, and re-running this script does not churn it.
+    """
+    out = dict(old)
+    kept = []
+    for entry in old.get("provenance") or []:
+        if isinstance(entry, dict) and entry.get("action") == "backfill":
+            field = entry.get("field")
+            if field in new:
+                out[field] = new[field]
+            else:
+                out.pop(field, None)
+        else:
+            kept.append(entry)
+    if kept or "provenance" in new:
+        out["provenance"] = kept
+    else:
+        out.pop("provenance", None)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kb", default=None, help="KB path (default: the bundled KB)")
@@ -50,7 +74,7 @@ def main() -> int:
         changed = []
         for data in res.records:
             old = kb.resolve(f"{kb.profile.types[data['type']].dir}/{data['id']}")
-            if old is not None and stable_view(old.data) == stable_view(data):
+            if old is not None and stable_view(without_backfills(old.data, data)) == stable_view(data):
                 total["unchanged"] += 1
             else:
                 changed.append(data)
