@@ -60,3 +60,13 @@ def arm_deltas(record: dict[str, Any]) -> dict[str, dict[str, float | None]]:
 
 def _is_num(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def delta_lines(record: dict[str, Any]) -> list[str]:
+    """Human lines ``computed: arm X vs baseline arm B: mean_delta_pct +76.5%, ...`` for each non-baseline arm."""
+    base = record.get("baseline_arm")
+    out = []
+    for arm_id, delta in arm_deltas(record).items():
+        parts = ", ".join(f"{k} {v:+.1f}%" for k, v in delta.items() if isinstance(v, (int, float)))
+        out.append(f"computed: arm {arm_id} vs baseline arm {base}: {parts}")
+    return out

@@ -48,11 +48,11 @@ def _all_rules() -> dict:
     from . import rules as registry
     from . import validate_rules  # noqa: F401
     from .audit import load_all
+    from .derive import load_all as load_derivations
+    from .intake import common, table_rules  # noqa: F401  (register the KB11xx intake rules)
 
     load_all()
-    _load_optional("inferkb.derive")
-    _load_optional("inferkb.intake.common")
-    _load_optional("inferkb.intake.table_rules")
+    load_derivations()
     return registry.RULES
 
 
@@ -221,16 +221,6 @@ def rules(code, fmt) -> None:
     fam = max(len(r.family) for r in rows)
     for r in rows:
         click.echo(f"{r.code:7} {r.slug:{width}}  {r.severity:7}  {r.family:{fam}}  {r.summary}")
-
-
-def _load_optional(module: str) -> None:
-    import importlib
-
-    try:
-        importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
 
 
 def main() -> None:

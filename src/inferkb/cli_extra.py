@@ -13,11 +13,8 @@ from pathlib import Path
 
 import click
 
+from .cli import _emit_json
 from .errors import InputError, UsageError
-
-
-def _emit_json(data) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
 def _load_env(path: str | None) -> dict | None:
@@ -195,13 +192,12 @@ def register_extra(cli: click.Group) -> None:
         if dry_run:
             for rec in result.records:
                 click.echo(json.dumps(rec, indent=2, ensure_ascii=False))
-        from .arms import arm_deltas
+        from .arms import delta_lines
 
         for rec in result.records:
             if rec.get("arms") and rec.get("baseline_arm"):
-                for arm_id, delta in arm_deltas(rec).items():
-                    parts = ", ".join(f"{k} {v:+.1f}%" for k, v in delta.items() if isinstance(v, (int, float)))
-                    click.echo(f"{rec['id']}: computed: arm {arm_id} vs baseline arm {rec['baseline_arm']}: {parts}")
+                for line in delta_lines(rec):
+                    click.echo(f"{rec['id']}: {line}")
         for f in result.findings:
             click.echo(f"{f.path or f.record or '-'}: {f.code} {f.rule}: {f.message}", err=True)
         tail = " (dry run)" if dry_run else (f", {len(unchanged)} unchanged (already in the KB)" if unchanged else "")
@@ -246,7 +242,7 @@ def register_extra(cli: click.Group) -> None:
         """
         from . import derive as derive_mod
         from . import open as open_kb
-        from .reporters import finding_line
+        from .reporters import cap_per_code, finding_line
 
         registry = derive_mod.load_all()
         if name == "list":
@@ -270,15 +266,12 @@ def register_extra(cli: click.Group) -> None:
             return
         if result.diff_text:
             click.echo(result.diff_text)
-        shown: dict[str, int] = {}
-        for f in result.findings:
-            shown[f.code] = shown.get(f.code, 0) + 1
-            if shown[f.code] <= 5:
-                click.echo(finding_line(f), err=True)
-        hidden = sum(max(0, n - 5) for n in shown.values())
-        if hidden:
-            counts = ", ".join(f"{code} x{n}" for code, n in sorted(shown.items()))
-            click.echo(f"... {hidden} more findings not shown ({counts}); --format json lists them all", err=True)
+        kept, counts = cap_per_code(result.findings, 5)
+        for f in kept:
+            click.echo(finding_line(f), err=True)
+        if len(kept) < len(result.findings):
+            per_code = ", ".join(f"{code} x{n}" for code, n in sorted(counts.items()))
+            click.echo(f"... {len(result.findings) - len(kept)} more findings not shown ({per_code}); --format json lists them all", err=True)
         click.echo(result.proof.to_text())
         if write:
             click.echo(f"{name}: wrote {len(result.changes)} values in {len(result.files)} files")

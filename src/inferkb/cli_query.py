@@ -57,12 +57,10 @@ def show(record_id, kb_path, fmt) -> None:
     click.echo(f"# {rec.key}  ({rec.path})")
     click.echo(json.dumps(rec.data, indent=2, ensure_ascii=False))
     if rec.type == "benchmark" and rec.data.get("arms"):
-        from .arms import arm_deltas
+        from .arms import delta_lines
 
-        base = rec.data.get("baseline_arm")
-        for arm_id, delta in arm_deltas(rec.data).items():
-            parts = ", ".join(f"{k} {v:+.1f}%" for k, v in delta.items() if isinstance(v, (int, float)))
-            click.echo(f"# computed: arm {arm_id} vs baseline arm {base}: {parts}")
+        for line in delta_lines(rec.data):
+            click.echo(f"# {line}")
 
 
 @cli.command()

@@ -48,18 +48,24 @@ def finding_line(f: Finding) -> str:
     return f"{where}: {f.code} {f.rule}: {f.message}"
 
 
+def cap_per_code(findings: list[Finding], limit: int | None) -> tuple[list[Finding], dict[str, int]]:
+    """The first ``limit`` findings of each code (all when ``None``), in the given order, and the count per code."""
+    kept: list[Finding] = []
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.code] = counts.get(f.code, 0) + 1
+        if limit is None or counts[f.code] <= limit:
+            kept.append(f)
+    return kept, counts
+
+
 def render_text(report: Report, console: Console, *, max_per_code: int | None = None, title: str = "summary") -> None:
     """One line per finding (``path: CODE slug: message``), then a summary table by code."""
-    shown: dict[str, int] = {}
-    for f in sorted(report.findings, key=Finding.sort_key):
-        n = shown.get(f.code, 0)
-        shown[f.code] = n + 1
-        if max_per_code is not None and n >= max_per_code:
-            continue
+    kept, counts = cap_per_code(sorted(report.findings, key=Finding.sort_key), max_per_code)
+    for f in kept:
         console.print(finding_line(f), style=_STYLE[f.severity], markup=False, highlight=False, soft_wrap=True)
-    hidden = {c: n - max_per_code for c, n in shown.items() if max_per_code is not None and n > max_per_code}
-    if hidden:
-        console.print(f"... {sum(hidden.values())} more findings not shown (use --format json, or --select CODE)", style="dim")
+    if len(kept) < sum(counts.values()):
+        console.print(f"... {sum(counts.values()) - len(kept)} more findings not shown (use --format json, or --select CODE)", style="dim")
     render_summary(report, console, title=title)
 
 

@@ -65,11 +65,7 @@ def audit(name: str, description: str) -> Callable:
 def load_all() -> dict[str, AuditSpec]:
     """Import every audit module (registering them) and return the registry."""
     for mod in AUDIT_MODULES:
-        try:
-            importlib.import_module(f"{__name__}.{mod}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{mod}":
-                raise
+        importlib.import_module(f"{__name__}.{mod}")
     return AUDITS
 
 

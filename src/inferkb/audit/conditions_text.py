@@ -215,12 +215,22 @@ def _scan(rec: _Record, patterns, aspect: str, pick_last: bool = False, fields=V
     return []
 
 
-def _absent(cond: str, rec: _Record, reason: str, value: object | None = None) -> ConditionAssessment:
-    gaps = rec.record.get("condition_gaps") or {}
+def documented_gaps(record: dict, cond: str) -> list[tuple[str, object]]:
+    """``[(key, reason)]`` for the record's own ``condition_gaps`` entries that explain condition ``cond``."""
+    gaps = record.get("condition_gaps")
+    if not isinstance(gaps, dict):
+        return []
+    out = []
     for key in P.GAP_KEYS[cond]:
-        gap = gaps.get(key) if isinstance(gaps, dict) else None
+        gap = gaps.get(key)
         if isinstance(gap, dict) and gap.get("reason"):
-            reason = f"{reason}; condition_gaps.{key}: {gap['reason']}"
+            out.append((key, gap["reason"]))
+    return out
+
+
+def _absent(cond: str, rec: _Record, reason: str, value: object | None = None) -> ConditionAssessment:
+    for key, gap_reason in documented_gaps(rec.record, cond):
+        reason = f"{reason}; condition_gaps.{key}: {gap_reason}"
     srcs = rec.sources()
     reason = f"{reason}; sources cited: {', '.join(srcs) if srcs else 'none'}"
     checked = [STRUCTURED_FIELD[cond], *[f for f in TEXT_FIELDS if f in rec.texts]]

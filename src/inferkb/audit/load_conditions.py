@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..rules import Rule, register
 from . import AuditResult, audit
-from .conditions_patterns import GAP_KEYS
-from .conditions_text import CONDITIONS, STRUCTURED_FIELD, TEXT_FIELDS, ConditionAssessment, assess
+from .conditions_text import CONDITIONS, STRUCTURED_FIELD, TEXT_FIELDS, ConditionAssessment, assess, documented_gaps
 
 if TYPE_CHECKING:
     from ..store import KB
@@ -104,16 +103,9 @@ KB304 = register(
 )
 
 
-def _documented_gap(record: dict, cond: str) -> str | None:
-    """The record's own ``condition_gaps`` reason for ``cond``, when it states one."""
-    gaps = record.get("condition_gaps")
-    if not isinstance(gaps, dict):
-        return None
-    for key in GAP_KEYS[cond]:
-        gap = gaps.get(key)
-        if isinstance(gap, dict) and isinstance(gap.get("reason"), str) and gap["reason"].strip():
-            return key
-    return None
+def _documented_gap(record: dict, cond: str) -> bool:
+    """True when the record's own ``condition_gaps`` gives a (non-blank) reason for ``cond``."""
+    return any(isinstance(reason, str) and reason.strip() for _, reason in documented_gaps(record, cond))
 
 
 def _field_for(cond: str, a: ConditionAssessment) -> str:

@@ -29,9 +29,5 @@ __all__ = ["IMPORTERS", "Importer", "IntakeOptions", "IntakeResult", "register",
 def load_all() -> dict[str, Importer]:
     """Import every importer module (registering them) and return ``{format name: importer}``."""
     for mod in INTAKE_MODULES:
-        try:
-            importlib.import_module(f"{__name__}.{mod}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{mod}":
-                raise
+        importlib.import_module(f"{__name__}.{mod}")
     return IMPORTERS

@@ -295,6 +295,24 @@ def apply_hardware(record: dict[str, Any], kb: KB, options: IntakeOptions, raw_f
                                            extra={"hardware_raw": hardware_raw, "candidates": alternates}))
 
 
+def finish_batch(result: Any, extra: list[dict[str, Any]], bench: list[dict[str, Any]], options: Any, unit: str) -> Any:
+    """Close an importer's batch: refuse ``--id`` for several records, make ids unique, collapse repeated findings.
+
+    ``extra`` (source records) come before ``bench`` in ``result.records``;
+    ``stats["imported"]`` counts ``bench``. ``unit`` names what one record is
+    ("runs", "test rows") in the error. Raises UsageError; returns ``result``.
+    """
+    from ..errors import UsageError
+
+    if options.record_id and len(bench) > 1:
+        raise UsageError(f"--id names one record but the input holds {len(bench)} {unit}")
+    unique_ids(bench)
+    result.findings = dedupe_findings(result.findings)
+    result.records = extra + bench
+    result.stats["imported"] = len(bench)
+    return result
+
+
 def dedupe_findings(findings: list) -> list:
     """Collapse findings with the same code and message into one; ``extra["occurrences"]`` counts them."""
     seen: dict[tuple[str, str], Any] = {}

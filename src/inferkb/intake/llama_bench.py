@@ -321,13 +321,5 @@ class LlamaBench(Importer):
                 if not isinstance(row, dict):
                     raise InputError(f"row {i} is not an object", path=str(path), field=f"[{i - 1}]")
                 bench.append(row_record(row, form, i, path, options, kb, sources, result))
-        if options.record_id and len(bench) > 1:
-            from ..errors import UsageError
-
-            raise UsageError(f"--id names one record but the input holds {len(bench)} test rows")
-        C.unique_ids(bench)
-        result.findings = C.dedupe_findings(result.findings)
-        result.records = extra + bench
-        result.stats["imported"] = len(bench)
-        return result
+        return C.finish_batch(result, extra, bench, options, "test rows")
 

@@ -383,12 +383,4 @@ class VllmServe(Importer):
                 rec = run_record(doc, path, options, kb, sources, result, console=console, index=i + 1 if many else 0)
                 if rec is not None:
                     bench.append(rec)
-        if options.record_id and len(bench) > 1:
-            from ..errors import UsageError
-
-            raise UsageError(f"--id names one record but the input holds {len(bench)} runs")
-        C.unique_ids(bench)
-        result.findings = C.dedupe_findings(result.findings)
-        result.records = extra + bench
-        result.stats["imported"] = len(bench)
-        return result
+        return C.finish_batch(result, extra, bench, options, "runs")
