@@ -13,10 +13,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
-from .jsonio import parse_bytes
 from .profile import ANY_TYPE
-from .store import bundled_root
-from .validate import _ref_values
+from .validate import _ref_values, schema_doc
 
 if TYPE_CHECKING:
     from .store import KB, Record
@@ -257,18 +255,14 @@ def gaps(kb: KB) -> dict[str, Any]:
 
     Returns ``{"empty_types": [...], "unfilled_fields": {type: [field, ...]}}``.
     """
-    schemas_dir = {t: kb.root / "schemas" / f"{t}.schema.json" for t in kb.profile.types}
     empty, unfilled = [], {}
     for name in kb.profile.types:
         recs = list(kb.by_type(name))
         if not recs:
             empty.append(name)
             continue
-        path = schemas_dir[name] if schemas_dir[name].is_file() else bundled_root() / "schemas" / f"{name}.schema.json"
-        if not path.is_file():
-            continue
-        schema, problem = parse_bytes(path.read_bytes())
-        if problem or not isinstance(schema.get("properties"), dict):
+        schema = schema_doc(kb, name)
+        if schema is None or not isinstance(schema.get("properties"), dict):
             continue
         filled = set()
         for rec in recs:

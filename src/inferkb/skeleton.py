@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import RecordExists, UsageError
-from .jsonio import atomic_write_text, dumps_record, parse_bytes
-from .store import bundled_root, check_id
+from .jsonio import atomic_write_text, dumps_record
+from .store import check_id
+from .validate import schema_doc
 
 if TYPE_CHECKING:
     from .store import KB
@@ -49,14 +50,8 @@ def skeleton(kb: KB, type_name: str, name: str, *, record_id: str | None = None,
     rid = check_id(record_id)
     if source is not None and source not in kb.ids_of_type("source"):
         raise UsageError(f"--source {source!r} is not a source record in this KB (create it first: inferkb new source --name ...)")
-    schema_path = kb.root / "schemas" / f"{type_name}.schema.json"
-    if not schema_path.is_file():
-        schema_path = bundled_root() / "schemas" / f"{type_name}.schema.json"
-    props: dict[str, Any] = {}
-    if schema_path.is_file():
-        schema, problem = parse_bytes(schema_path.read_bytes())
-        if not problem:
-            props = schema.get("properties") or {}
+    schema = schema_doc(kb, type_name)
+    props: dict[str, Any] = (schema.get("properties") or {}) if schema else {}
     known = {
         "id": rid, "type": type_name, "name": name.strip(), "status": "draft",
         "updated": _dt.date.today().isoformat(), "sources": [source] if source else [],

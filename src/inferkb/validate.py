@@ -32,6 +32,26 @@ DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 NO_FUTURE_FIELDS = frozenset({"updated", "accessed"})
 
 
+def schema_file(kb: KB, type_name: str) -> tuple[Path, str] | None:
+    """The schema a type is checked against: ``(path, "kb")`` for the KB's own
+    ``schemas/<type>.schema.json``, else ``(path, "bundled")`` for inferkb's, else ``None``."""
+    own = kb.root / "schemas" / f"{type_name}.schema.json"
+    if own.is_file():
+        return own, "kb"
+    bundled = bundled_root() / "schemas" / f"{type_name}.schema.json"
+    return (bundled, "bundled") if bundled.is_file() else None
+
+
+def schema_doc(kb: KB, type_name: str) -> dict[str, Any] | None:
+    """The parsed schema of :func:`schema_file` (cached on the KB); ``None`` when absent or unparsable."""
+    cache = kb.__dict__.setdefault("_schema_docs", {})
+    if type_name not in cache:
+        found = schema_file(kb, type_name)
+        doc, problem = parse_bytes(found[0].read_bytes()) if found else (None, None)
+        cache[type_name] = doc if problem is None and isinstance(doc, dict) else None
+    return cache[type_name]
+
+
 class SchemaSet:
     """Compiled validators per type for one KB, with where each schema came from.
 
@@ -43,24 +63,21 @@ class SchemaSet:
         self.validators: dict[str, Any] = {}
         self.origin: dict[str, str | None] = {}
         self.problems: list[Finding] = []
-        own = kb.root / "schemas"
-        fallback = bundled_root() / "schemas"
         missing: list[str] = []
         for type_name in kb.profile.types:
-            fname = f"{type_name}.schema.json"
-            path, origin = own / fname, "kb"
-            if not path.is_file():
-                path, origin = fallback / fname, "bundled"
-                if path.is_file():
-                    missing.append(type_name)
-                else:
-                    self.origin[type_name] = None
-                    continue
-            compiled = self._compile(path, kb.root if origin == "kb" else fallback.parent)
+            found = schema_file(kb, type_name)
+            if found is None:
+                self.origin[type_name] = None
+                continue
+            path, origin = found
+            if origin == "bundled":
+                missing.append(type_name)
+            compiled = self._compile(path, kb.root if origin == "kb" else bundled_root())
             if compiled is not None:
                 self.validators[type_name] = compiled
                 self.origin[type_name] = origin
         if missing:
+            own = kb.root / "schemas"
             where = "has no schemas/ directory" if not own.is_dir() else f"has no schema for: {', '.join(missing)}"
             self.problems.append(R.KB110.finding(
                 f"the KB {where}; those records were validated against inferkb's bundled schemas",

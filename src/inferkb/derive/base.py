@@ -31,6 +31,7 @@ import jsonschema_rs
 from ..jsonio import parse_bytes
 from ..rules import Rule, register
 from ..store import bundled_root
+from ..validate import schema_doc
 
 if TYPE_CHECKING:
     from ..store import KB, Record
@@ -156,16 +157,7 @@ class SchemaCaps:
         self._schemas: dict[str, dict[str, Any] | None] = {}
 
     def schema(self, type_name: str) -> dict[str, Any] | None:
-        if type_name not in self._schemas:
-            found = None
-            for base in (self._kb.root / "schemas", bundled_root() / "schemas"):
-                path = base / f"{type_name}.schema.json"
-                if path.is_file():
-                    data, problem = parse_bytes(path.read_bytes())
-                    found = data if problem is None else None
-                    break
-            self._schemas[type_name] = found
-        return self._schemas[type_name]
+        return schema_doc(self._kb, type_name)
 
     def allows(self, type_name: str, field_name: str) -> bool:
         schema = self.schema(type_name)
