@@ -187,3 +187,12 @@ def test_corpus_mlperf_mi355x_record_is_consistent(research_kb):
     # read by hand: the name says "AMD 8xMI355X" and accelerator_ids is ["amd-instinct-mi355x"]
     rid = "benchmarks/bench-mlperf-v6-1-amd-mi355x-llama2-70b-offline"
     assert [f for f in inferkb.open(research_kb).audit(AUDIT).findings if f.record == rid] == []
+
+
+def test_text_evidence_quotes_are_exact_substrings_on_the_corpus(research_kb):
+    kb = inferkb.open(research_kb)
+    found = [f for f in kb.audit("identity").findings if f.evidence]
+    assert found
+    for f in found:
+        text = kb.get(f.record).data[f.evidence["field"]]
+        assert f.evidence["quote"] in text, (f.record, f.evidence)

@@ -208,3 +208,17 @@ def find_mentions(kb: KB, text: str) -> list[Mention]:
         else:
             i += 1
     return out
+
+
+def quote_of(text: str, mention: Mention) -> str:
+    """The exact substring of ``text`` that ``mention`` was found from (evidence must quote, not normalise).
+
+    The mention's normalised tokens are matched back case-insensitively, with
+    any run of punctuation or spaces between them; falls back to the
+    normalised phrase if the text cannot be matched (it always can for text
+    that :func:`find_mentions` scanned).
+    """
+    tokens = mention.phrase.split()
+    pattern = r"(?<![A-Za-z0-9])" + r"[^A-Za-z0-9]+".join(map(re.escape, tokens)) + r"(?![A-Za-z0-9])"
+    m = re.search(pattern, text, re.IGNORECASE)
+    return m.group(0) if m else mention.phrase

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..hardware import Mention, candidates, find_mentions, split_count
+from ..hardware import Mention, candidates, find_mentions, quote_of, split_count
 from ..rules import Rule, register
 from . import AuditResult, audit
 
@@ -163,17 +163,18 @@ def check_record(kb: KB, rec: Record) -> tuple[str, list]:
     cands: list[str] = []
     for _, _, m in mentions:
         cands.extend(i for i in m.ids if i not in cands)
-    field, _, first = mentions[0]
-    evidence = {"field": field, "quote": first.phrase}
+    field, text, first = mentions[0]
+    evidence = {"field": field, "quote": quote_of(text, first)}
     if not chosen:
-        unique = [(f, m) for f, _, m in mentions if len(m.ids) == 1]
+        unique = [(f, t, m) for f, t, m in mentions if len(m.ids) == 1]
         if not unique:
             return "text", findings  # the text cannot tell parts apart: leaving the pick empty is right
-        field, first = unique[0]
-        evidence = {"field": field, "quote": first.phrase}
+        field, text, first = unique[0]
+        evidence = {"field": field, "quote": quote_of(text, first)}
         findings.append(
             KB805.finding(
-                f"{field} names {first.phrase!r} (candidates: {', '.join(cands)}) but accelerator_ids is empty",
+                f"{field} names {evidence['quote']!r} ({first.ids[0]}; all parts named in the text: {', '.join(cands)}) "
+                "but accelerator_ids is empty",
                 record=rec.key,
                 path=rec.path,
                 field="accelerator_ids",
@@ -183,7 +184,7 @@ def check_record(kb: KB, rec: Record) -> tuple[str, list]:
         )
         return "text", findings
     for acc in chosen:
-        support = [(f, m) for f, _, m in mentions if acc in m.ids]
+        support = [(f, t, m) for f, t, m in mentions if acc in m.ids]
         if not support:
             named = sorted({m.phrase for _, _, m in mentions})
             findings.append(
@@ -197,15 +198,15 @@ def check_record(kb: KB, rec: Record) -> tuple[str, list]:
                     extra={"chosen": acc, "candidates": cands},
                 )
             )
-        elif all(len(m.ids) > 1 for _, m in support) and not alternates and _has_alternates(kb):
-            f, m = support[0]
+        elif all(len(m.ids) > 1 for _, _, m in support) and not alternates and _has_alternates(kb):
+            f, t, m = support[0]
             findings.append(
                 KB802.finding(
-                    f"{f} names {m.phrase!r}, which matches {', '.join(m.ids)}; accelerator_alternates is empty",
+                    f"{f} names {quote_of(t, m)!r}, which matches {', '.join(m.ids)}; accelerator_alternates is empty",
                     record=rec.key,
                     path=rec.path,
                     field="accelerator_alternates",
-                    evidence={"field": f, "quote": m.phrase},
+                    evidence={"field": f, "quote": quote_of(t, m)},
                     extra={"candidates": list(m.ids)},
                 )
             )
