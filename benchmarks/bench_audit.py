@@ -103,8 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-per-audit", action="store_true")
     args = ap.parse_args(argv)
     mode = resolve_mode(args.mode)
-    print(f"mode: {mode} ({' '.join(audit_cmd(mode, args.command, Path('DIR'))[1:])}); runs: {args.runs}; "
-          f"load average {os.getloadavg()[0]:.2f}", file=sys.stderr)
+    print(
+        f"mode: {mode} ({' '.join(audit_cmd(mode, args.command, Path('DIR'))[1:])}); runs: {args.runs}; "
+        f"load average {os.getloadavg()[0]:.2f}",
+        file=sys.stderr,
+    )
     whole: dict[int, Timing] = {}
     detail: dict[int, tuple[float, dict]] = {}
     for n in parse_sizes(args.sizes):
@@ -120,8 +123,18 @@ def main(argv: list[str] | None = None) -> int:
     for n, t in whole.items():
         target = AUDIT_TARGETS.get(n)
         ok = "" if target is None else ("yes" if t.median <= target and (n < 100000 or t.peak_rss <= RSS_TARGET_MB) else "NO")
-        rows.append([f"{n:,}", f"{t.median:.3f}", f"{t.best:.3f}", f"{t.cpu_median:.3f}", f"{t.peak_rss:.0f}",
-                     f"{t.median / n * 1000:.4f}", "-" if target is None else f"{target:g}", ok])
+        rows.append(
+            [
+                f"{n:,}",
+                f"{t.median:.3f}",
+                f"{t.best:.3f}",
+                f"{t.cpu_median:.3f}",
+                f"{t.peak_rss:.0f}",
+                f"{t.median / n * 1000:.4f}",
+                "-" if target is None else f"{target:g}",
+                ok,
+            ]
+        )
     print(f"{args.command} (whole process)")
     print(table(rows, ["N", "median s", "min s", "cpu s", "peak RSS MiB", "s per 1k", "target s", "meets"]))
     if detail:

@@ -60,9 +60,19 @@ def validate_only(kb: inferkb.KB, records: list[dict]) -> int:
 def big_table(tmp: Path, mib: int) -> Path:
     header = ",".join(REQUIRED_COLUMNS)
     vals = {c: "x" for c in REQUIRED_COLUMNS}
-    vals.update(Model="llama2-70b-99", MlperfModel="llama2-70b-99", Scenario="Offline", Result="1000.5", number_of_nodes="1",
-                accelerators_per_node="8", accelerator_model_name="NVIDIA H200-SXM-141GB", Units="Tokens/s", inferred="0",
-                version="v9.9", Accuracy="ROUGE1: 44.4")
+    vals.update(
+        Model="llama2-70b-99",
+        MlperfModel="llama2-70b-99",
+        Scenario="Offline",
+        Result="1000.5",
+        number_of_nodes="1",
+        accelerators_per_node="8",
+        accelerator_model_name="NVIDIA H200-SXM-141GB",
+        Units="Tokens/s",
+        inferred="0",
+        version="v9.9",
+        Accuracy="ROUGE1: 44.4",
+    )
     llm = ",".join(f'"{vals[c]}"' for c in REQUIRED_COLUMNS)
     other = llm.replace("llama2-70b-99", "whisper").replace("Tokens/s", "Samples/s")
     path = tmp / "big.csv"
@@ -95,8 +105,10 @@ def main() -> int:
         t3 = time.perf_counter()
         written = commit(kb, parse(kb).records)
         t4 = time.perf_counter()
-        print(f"parse+build+val+write:  {t4 - t3:6.3f} s  ({len(written)} files)  target <= {TARGET_S} s: "
-              f"{'OK' if t4 - t3 <= TARGET_S else 'SLOW'}")
+        print(
+            f"parse+build+val+write:  {t4 - t3:6.3f} s  ({len(written)} files)  target <= {TARGET_S} s: "
+            f"{'OK' if t4 - t3 <= TARGET_S else 'SLOW'}"
+        )
         if args.big:
             path = big_table(tmp, 200)
             ctx = TableContext(kb, IntakeOptions(), str(path))
@@ -105,8 +117,10 @@ def main() -> int:
                 count = sum(1 for _ in iter_records(fh, ctx))
             t6 = time.perf_counter()
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            print(f"200 MB stream:          {t6 - t5:6.3f} s  ({count} records built, {sum(ctx.skipped.values())} rows skipped; "
-                  f"peak RSS {rss:.0f} MiB, file {path.stat().st_size / 1048576:.0f} MiB)")
+            print(
+                f"200 MB stream:          {t6 - t5:6.3f} s  ({count} records built, {sum(ctx.skipped.values())} rows skipped; "
+                f"peak RSS {rss:.0f} MiB, file {path.stat().st_size / 1048576:.0f} MiB)"
+            )
         return 0 if t4 - t3 <= TARGET_S and errors == 0 else 1
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

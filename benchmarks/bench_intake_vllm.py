@@ -42,8 +42,11 @@ def make_arm(path: Path, n: int, seed: int) -> None:
     rng = random.Random(seed)
     lat = [rng.uniform(1.0, 2.0) for _ in range(n)]
     xs = sorted(lat)
-    doc = {"avg_latency": statistics.fmean(lat), "latencies": lat,
-           "percentiles": {str(p): percentile(xs, p) for p in (10, 25, 50, 75, 90, 99)}}
+    doc = {
+        "avg_latency": statistics.fmean(lat),
+        "latencies": lat,
+        "percentiles": {str(p): percentile(xs, p) for p in (10, 25, 50, 75, 90, 99)},
+    }
     path.write_text(json.dumps(doc, indent=4))
 
 

@@ -188,9 +188,21 @@ def rows_for(results: dict[int, tuple[Timing, Timing | None]], targets: dict[int
     for n, (t, floor) in results.items():
         target = targets.get(n)
         ok = "" if target is None else ("yes" if t.median <= target and (n < 100000 or t.peak_rss <= RSS_TARGET_MB) else "NO")
-        rows.append([f"{n:,}", f"{t.median:.3f}", f"{t.best:.3f}", f"{t.cpu_median:.3f}", f"{t.peak_rss:.0f}",
-                     f"{t.median / n * 1000:.4f}", f"{t.median / n / ref:.2f}", "-" if floor is None else f"{floor.median:.3f}",
-                     "-" if floor is None else f"{t.median / floor.median:.1f}x", "-" if target is None else f"{target:g}", ok])
+        rows.append(
+            [
+                f"{n:,}",
+                f"{t.median:.3f}",
+                f"{t.best:.3f}",
+                f"{t.cpu_median:.3f}",
+                f"{t.peak_rss:.0f}",
+                f"{t.median / n * 1000:.4f}",
+                f"{t.median / n / ref:.2f}",
+                "-" if floor is None else f"{floor.median:.3f}",
+                "-" if floor is None else f"{t.median / floor.median:.1f}x",
+                "-" if target is None else f"{target:g}",
+                ok,
+            ]
+        )
     return rows
 
 
@@ -207,8 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-floor", action="store_true", help="skip the read+orjson+is_valid floor")
     args = ap.parse_args(argv)
     mode = resolve_mode(args.mode)
-    print(f"mode: {mode} ({' '.join(validate_cmd(mode, Path('DIR'))[1:])}); runs: {args.runs}; "
-          f"python {sys.version.split()[0]}; {os.cpu_count()} cpus; load average {os.getloadavg()[0]:.2f}", file=sys.stderr)
+    print(
+        f"mode: {mode} ({' '.join(validate_cmd(mode, Path('DIR'))[1:])}); runs: {args.runs}; "
+        f"python {sys.version.split()[0]}; {os.cpu_count()} cpus; load average {os.getloadavg()[0]:.2f}",
+        file=sys.stderr,
+    )
     print(startup_baseline(args.runs))
     results: dict[int, tuple[Timing, Timing | None]] = {}
     for n in parse_sizes(args.sizes):

@@ -105,7 +105,12 @@ def load_corpus(corpus: Path) -> dict[str, dict]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    ap.add_argument("--gold", type=Path, default=GOLD, help=f"labels file to score against (default {GOLD.relative_to(REPO)}; held-out set: {HELDOUT.relative_to(REPO)})")
+    ap.add_argument(
+        "--gold",
+        type=Path,
+        default=GOLD,
+        help=f"labels file to score against (default {GOLD.relative_to(REPO)}; held-out set: {HELDOUT.relative_to(REPO)})",
+    )
     ap.add_argument("--json", action="store_true", help="print the full score as JSON")
     args = ap.parse_args(argv)
     if not (args.corpus / "data" / "benchmarks").is_dir():

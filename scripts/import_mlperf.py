@@ -24,8 +24,11 @@ REPO = Path(__file__).resolve().parents[1]
 TABLES = (
     # (path under corpus/mlperf, table source id, results-repo commit the table was copied at)
     ("inference_results_v6.1/summary.csv", "mlperf-inference-v6-1-summary", "7bf15fd8089655a71fb75c81a744d7ba5a632424"),
-    ("inference_results_v4.1/closed/GigaComputing/summary.csv", "mlperf-inference-v4-1-gigacomputing-summary",
-     "a2f5d66d17e8f75c02fd74dfe810ecca6a046696"),
+    (
+        "inference_results_v4.1/closed/GigaComputing/summary.csv",
+        "mlperf-inference-v4-1-gigacomputing-summary",
+        "a2f5d66d17e8f75c02fd74dfe810ecca6a046696",
+    ),
 )
 
 
@@ -83,10 +86,12 @@ def main() -> int:
         total["written"] += len(changed)
         total["rows_imported"] += res.stats["imported"]
         s = res.stats
-        print(f"{rel}: {s['imported']} LLM rows imported, skipped {sum(s['skipped'].values())} {s['skipped']}, "
-              f"{s['unresolved_hardware_rows']} rows with unresolved hardware {s['unresolved_hardware']}, "
-              f"{s['cpu_only_rows']} CPU-only rows, {s['engine_unresolved_rows']} rows without a single engine; "
-              f"{len(changed)} records {'to write' if args.dry_run else 'written'}")
+        print(
+            f"{rel}: {s['imported']} LLM rows imported, skipped {sum(s['skipped'].values())} {s['skipped']}, "
+            f"{s['unresolved_hardware_rows']} rows with unresolved hardware {s['unresolved_hardware']}, "
+            f"{s['cpu_only_rows']} CPU-only rows, {s['engine_unresolved_rows']} rows without a single engine; "
+            f"{len(changed)} records {'to write' if args.dry_run else 'written'}"
+        )
         for f in res.findings:
             if f.code in ("KB1111", "KB1112"):
                 print(f"  {f.code} {f.message}")

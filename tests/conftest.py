@@ -65,8 +65,15 @@ def write_kb(root: Path, files: dict[str, object], *, schemas: bool = True, toml
 
 def rec(type_name: str, rid: str, **fields) -> dict:
     """A minimal record dict of ``type_name`` with id ``rid``."""
-    base = {"id": rid, "type": type_name, "name": rid.replace("-", " "), "status": "draft", "confidence": 0.5,
-            "updated": "2026-01-01", "sources": []}
+    base = {
+        "id": rid,
+        "type": type_name,
+        "name": rid.replace("-", " "),
+        "status": "draft",
+        "confidence": 0.5,
+        "updated": "2026-01-01",
+        "sources": [],
+    }
     base.update(fields)
     return base
 

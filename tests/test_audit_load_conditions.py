@@ -5,8 +5,12 @@ from __future__ import annotations
 import inferkb
 from conftest import rec, write_kb
 
-FULL = {"model": "Llama 3.1 8B", "accelerator_ids": ["gpu-a"], "accelerator_count": 1,
-        "conditions": {"batch_size": 1, "input_tokens": 512, "output_tokens": 128, "engine_version": "0.6.3", "warmup": 10}}
+FULL = {
+    "model": "Llama 3.1 8B",
+    "accelerator_ids": ["gpu-a"],
+    "accelerator_count": 1,
+    "conditions": {"batch_size": 1, "input_tokens": 512, "output_tokens": 128, "engine_version": "0.6.3", "warmup": 10},
+}
 
 
 def run(tmp_path, **fields):
@@ -28,8 +32,11 @@ def test_undocumented_absent_condition_is_a_warning(tmp_path):
 
 
 def test_absent_condition_documented_in_condition_gaps_is_info(tmp_path):
-    fields = {**FULL, "conditions": {**FULL["conditions"], "warmup": None},
-              "condition_gaps": {"warmup": {"reason": "the issue's command line does not pass --num-iters-warmup"}}}
+    fields = {
+        **FULL,
+        "conditions": {**FULL["conditions"], "warmup": None},
+        "condition_gaps": {"warmup": {"reason": "the issue's command line does not pass --num-iters-warmup"}},
+    }
     report = run(tmp_path, **fields)
     assert [(f.code, f.severity) for f in report.findings] == [("KB304", "info")]
     figs = report.figures["load-conditions"]
@@ -39,7 +46,10 @@ def test_absent_condition_documented_in_condition_gaps_is_info(tmp_path):
 
 def test_corpus_mtp_record_is_never_present_on_what_its_text_says_is_not_given(research_kb):
     report = inferkb.open(research_kb).audit("load-conditions")
-    mtp = {f.extra["condition"] for f in report.findings
-           if f.record == "benchmarks/ev-vllm-mtp-regression-qwen3-next-80b-a3b" and f.code in ("KB301", "KB302", "KB304")}
+    mtp = {
+        f.extra["condition"]
+        for f in report.findings
+        if f.record == "benchmarks/ev-vllm-mtp-regression-qwen3-next-80b-a3b" and f.code in ("KB301", "KB302", "KB304")
+    }
     # "No prompt length, output length or concurrency level is given in the source"
     assert {"input_length", "output_length", "batch_or_concurrency"} <= mtp

@@ -11,8 +11,14 @@ AUDIT = "metric-consistency"
 
 
 def bench(rid: str, **fields) -> dict:
-    base = {"engine_id": "vllm", "metric": "decode_tok_s", "value": 42.0, "unit": "tok/s (per-request, batch 1)",
-            "methodology": "", "notes": ""}
+    base = {
+        "engine_id": "vllm",
+        "metric": "decode_tok_s",
+        "value": 42.0,
+        "unit": "tok/s (per-request, batch 1)",
+        "methodology": "",
+        "notes": "",
+    }
     base.update(fields)
     return rec("benchmark", rid, **base)
 
@@ -31,7 +37,10 @@ def test_ttft_metric_whose_unit_describes_end_to_end_latency_is_flagged(tmp_path
 
 
 def test_ttft_metric_whose_unit_describes_first_token_passes(tmp_path):
-    assert findings(tmp_path, bench("x", metric="ttft_ms", value=46.0, unit="milliseconds to first token (512-token prompt)"), code="KB401") == []
+    assert (
+        findings(tmp_path, bench("x", metric="ttft_ms", value=46.0, unit="milliseconds to first token (512-token prompt)"), code="KB401")
+        == []
+    )
 
 
 def test_rate_metric_whose_unit_is_peak_flops_is_flagged(tmp_path):
@@ -39,7 +48,9 @@ def test_rate_metric_whose_unit_is_peak_flops_is_flagged(tmp_path):
 
 
 def test_rate_metric_carrying_a_multiple_is_flagged(tmp_path):
-    hits = findings(tmp_path, bench("x", metric="tps_aggregate", value=13.4, unit="x MULTIPLE of the true steady-state tok/s"), code="KB402")
+    hits = findings(
+        tmp_path, bench("x", metric="tps_aggregate", value=13.4, unit="x MULTIPLE of the true steady-state tok/s"), code="KB402"
+    )
     assert len(hits) == 1
 
 
@@ -58,32 +69,61 @@ def test_speedup_naming_its_baseline_in_the_unit_passes(tmp_path):
 
 def test_quoted_percentage_that_the_figures_do_not_reproduce_is_flagged(tmp_path):
     # (1.578 - 0.894) / 0.894 = +76.5%, so +67.5% is a transposition.
-    r = bench("x", metric="ttft_ms", value=894.0, unit="ms to first token",
-              methodology="baseline avg 0.894 s / P50 0.895; with MTP avg 1.578 s (+67.5%) / P50 1.573")
+    r = bench(
+        "x",
+        metric="ttft_ms",
+        value=894.0,
+        unit="ms to first token",
+        methodology="baseline avg 0.894 s / P50 0.895; with MTP avg 1.578 s (+67.5%) / P50 1.573",
+    )
     hits = findings(tmp_path, r, code="KB404")
     assert len(hits) == 1
     assert hits[0].extra["quoted_pct"] == 67.5 and hits[0].extra["closest_pct"] == pytest.approx(76.51, abs=0.01)
 
 
 def test_quoted_percentage_reproduced_within_rounding_passes(tmp_path):
-    r = bench("x", metric="ttft_ms", value=894.0, unit="ms to first token",
-              methodology="baseline avg 0.894 s; MTP avg 1.578 s (+76.5%); MTP plus prefix caching avg 1.629 s (+82.2%)")
+    r = bench(
+        "x",
+        metric="ttft_ms",
+        value=894.0,
+        unit="ms to first token",
+        methodology="baseline avg 0.894 s; MTP avg 1.578 s (+76.5%); MTP plus prefix caching avg 1.629 s (+82.2%)",
+    )
     assert findings(tmp_path, r, code="KB404") == []
 
 
 def test_quoted_percentage_may_use_the_record_value_as_baseline(tmp_path):
     # value 6853 tok/s; (6765 - 6853) / 6853 = -1.28% -> quoted -1.3% is right.
-    r = bench("x", metric="prefill_tok_s", value=6853.0, unit="tok/s prefill (single stream)",
-              notes="re-running the identical config reads 6,765 tok/s (-1.3%)")
+    r = bench(
+        "x",
+        metric="prefill_tok_s",
+        value=6853.0,
+        unit="tok/s prefill (single stream)",
+        notes="re-running the identical config reads 6,765 tok/s (-1.3%)",
+    )
     assert findings(tmp_path, r, code="KB404") == []
 
 
 def test_percentage_in_text_is_checked_against_computed_arm_deltas(tmp_path):
     arms = [{"id": "baseline", "stats": {"mean": 0.894}}, {"id": "mtp", "stats": {"mean": 1.578}}]
-    wrong = bench("wrong", metric="e2e_latency_ms", value=894.0, unit="ms end-to-end", arms=arms, baseline_arm="baseline",
-                  notes="speculation makes latency +50% worse")
-    right = bench("right", metric="e2e_latency_ms", value=894.0, unit="ms end-to-end", arms=arms, baseline_arm="baseline",
-                  notes="speculation makes latency +76.5% worse")
+    wrong = bench(
+        "wrong",
+        metric="e2e_latency_ms",
+        value=894.0,
+        unit="ms end-to-end",
+        arms=arms,
+        baseline_arm="baseline",
+        notes="speculation makes latency +50% worse",
+    )
+    right = bench(
+        "right",
+        metric="e2e_latency_ms",
+        value=894.0,
+        unit="ms end-to-end",
+        arms=arms,
+        baseline_arm="baseline",
+        notes="speculation makes latency +76.5% worse",
+    )
     hits = findings(tmp_path, wrong, right, code="KB404")
     assert [f.record for f in hits] == ["benchmarks/wrong"]
 
@@ -100,8 +140,15 @@ def test_throughput_without_any_scope_is_flagged(tmp_path):
     assert len(findings(tmp_path, bench("x", metric="tps_aggregate", value=800, unit="tok/s"), code="KB406")) == 1
 
 
-@pytest.mark.parametrize("fields", [{"value_scope": "per-device"}, {"unit": "output tokens/s (aggregate, 8 GPUs)"},
-                                    {"unit": "decode tokens/s per GPU"}, {"methodology": "llama.cpp, batch size 1"}])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"value_scope": "per-device"},
+        {"unit": "output tokens/s (aggregate, 8 GPUs)"},
+        {"unit": "decode tokens/s per GPU"},
+        {"methodology": "llama.cpp, batch size 1"},
+    ],
+)
 def test_throughput_with_a_stated_scope_passes(tmp_path, fields):
     r = bench("x", metric="tps_aggregate", value=800, **{"unit": "tok/s", **fields})
     assert findings(tmp_path, r, code="KB406") == []

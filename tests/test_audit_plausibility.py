@@ -10,8 +10,13 @@ from conftest import RESEARCH, rec, write_kb
 AUDIT = "physical-plausibility"
 
 # 1000 GB/s, 100 dense BF16 TFLOPS, 200 dense FP8 TFLOPS.
-ACCEL = rec("accelerator", "test-gpu", memory_bandwidth_gbps=1000, aliases=["Test GPU 1000"],
-            flops=[{"precision": "bf16", "tflops": 100, "basis": "derived"}, {"precision": "fp8", "tflops": 200, "basis": "derived"}])
+ACCEL = rec(
+    "accelerator",
+    "test-gpu",
+    memory_bandwidth_gbps=1000,
+    aliases=["Test GPU 1000"],
+    flops=[{"precision": "bf16", "tflops": 100, "basis": "derived"}, {"precision": "fp8", "tflops": 200, "basis": "derived"}],
+)
 DENSE = rec("model", "dense-8b", architecture="dense", params_b=8, active_params_b=8, aliases=["org/Dense-8B-Instruct"])
 KV_MODEL = rec("model", "kv-8b", architecture="dense", params_b=8, active_params_b=8, kv_cache_bytes_per_token=131072)
 DSV3 = rec("model", "deepseek-v3", name="DeepSeek-V3", architecture="moe", params_b=671, active_params_b=37)
@@ -19,15 +24,26 @@ BF16 = rec("quantization", "bf16", scheme="bf16", bits="16", weight_bits=16)
 
 
 def bench(rid: str, **fields) -> dict:
-    base = {"engine_id": "vllm", "metric": "decode_tok_s", "value": 30.0, "unit": "tok/s", "value_scope": "per-request",
-            "model_id": "dense-8b", "format_id": "bf16", "accelerator_ids": ["test-gpu"], "accelerator_count": 1}
+    base = {
+        "engine_id": "vllm",
+        "metric": "decode_tok_s",
+        "value": 30.0,
+        "unit": "tok/s",
+        "value_scope": "per-request",
+        "model_id": "dense-8b",
+        "format_id": "bf16",
+        "accelerator_ids": ["test-gpu"],
+        "accelerator_count": 1,
+    }
     base.update(fields)
     return rec("benchmark", rid, **base)
 
 
 def run(tmp_path, *benches: dict):
-    files = {f"data/{d}/{r['id']}.json": r for d, r in
-             [("accelerators", ACCEL), ("models", DENSE), ("models", KV_MODEL), ("models", DSV3), ("quantization", BF16)]}
+    files = {
+        f"data/{d}/{r['id']}.json": r
+        for d, r in [("accelerators", ACCEL), ("models", DENSE), ("models", KV_MODEL), ("models", DSV3), ("quantization", BF16)]
+    }
     files.update({f"data/benchmarks/{b['id']}.json": b for b in benches})
     report = inferkb.open(write_kb(tmp_path / "kb", files)).audit(AUDIT)
     return report.findings, report.figures[AUDIT]

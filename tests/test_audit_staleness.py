@@ -41,8 +41,13 @@ def test_supply_record_exactly_90_days_old_is_not_stale(tmp_path):
 
 
 def test_any_record_with_a_price_field_is_in_scope(tmp_path):
-    found, _ = run(tmp_path, {"data/engines/priced.json": rec("engine", "priced", price_usd=0.5, updated="2025-01-01"),
-                              "data/engines/free.json": rec("engine", "free", price_usd=None, updated="2025-01-01")})
+    found, _ = run(
+        tmp_path,
+        {
+            "data/engines/priced.json": rec("engine", "priced", price_usd=0.5, updated="2025-01-01"),
+            "data/engines/free.json": rec("engine", "free", price_usd=None, updated="2025-01-01"),
+        },
+    )
     assert [f.record for f in found] == ["engines/priced"]
 
 
@@ -59,8 +64,9 @@ def test_supply_record_without_a_usable_date_is_undated(tmp_path):
 
 
 def test_figures_name_the_oldest_record(tmp_path):
-    _, figs = run(tmp_path, {"data/supply/a.json": supply("a", updated="2026-11-01"),
-                             "data/supply/b.json": supply("b", updated="2026-01-15")})
+    _, figs = run(
+        tmp_path, {"data/supply/a.json": supply("a", updated="2026-11-01"), "data/supply/b.json": supply("b", updated="2026-01-15")}
+    )
     assert figs["oldest"] == {"record": "supply/b", "updated": "2026-01-15", "age_days": (TODAY - dt.date(2026, 1, 15)).days}
     assert figs["in_scope"] == 2
 

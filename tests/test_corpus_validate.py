@@ -51,8 +51,12 @@ def test_corpus_is_validated_against_its_own_schemas(research_kb):
 
 
 def test_cli_validate_on_corpus_exits_1_with_json(research_kb):
-    proc = subprocess.run([sys.executable, "-m", "inferkb", "validate", "--kb", str(research_kb), "--format", "json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "inferkb", "validate", "--kb", str(research_kb), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
     assert doc["records"] == 294 and doc["summary"]["by_severity"]["error"] > 0

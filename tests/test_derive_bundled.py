@@ -18,8 +18,13 @@ from inferkb.store import bundled_root
 
 FIXTURES = Path(__file__).parent / "data" / "derive"
 TODAY = dt.date(2026, 11, 29)
-NEEDED = ["accelerators/nvidia-h100-sxm", "accelerators/nvidia-rtx-pro-6000-blackwell-server",
-          "accelerators/nvidia-rtx-pro-6000-blackwell", "engines/vllm", "sources/repo-vllm"]
+NEEDED = [
+    "accelerators/nvidia-h100-sxm",
+    "accelerators/nvidia-rtx-pro-6000-blackwell-server",
+    "accelerators/nvidia-rtx-pro-6000-blackwell",
+    "engines/vllm",
+    "sources/repo-vllm",
+]
 
 
 def _copy(dest: Path) -> Path:
@@ -59,7 +64,9 @@ def test_a_stated_tp4_split_is_exercised(kb_root):
     rec = _rec(kb_root, "derive-fixture-tp4-h100")
     assert rec["interconnect_exercised"] is True
     assert next(e for e in rec["provenance"] if e["field"] == "interconnect_exercised")["evidence"] == {
-        "field": "conditions.tensor_parallel", "quote": "4"}
+        "field": "conditions.tensor_parallel",
+        "quote": "4",
+    }
 
 
 def test_a_stated_single_device_is_not_exercised(kb_root):
@@ -76,7 +83,9 @@ def test_data_parallel_replicas_alone_leave_exercised_unset_with_a_reason(kb_roo
 
 def test_count_one_with_tp4_is_a_conflict_not_a_value(kb_root):
     result = derive.run(inferkb.open(kb_root), "interconnect-ids", today=TODAY)
-    codes = [f.code for f in result.findings if f.record == "benchmarks/derive-fixture-count-conflict" and f.field == "interconnect_exercised"]
+    codes = [
+        f.code for f in result.findings if f.record == "benchmarks/derive-fixture-count-conflict" and f.field == "interconnect_exercised"
+    ]
     assert codes == ["KB1003"]
 
 
@@ -115,8 +124,10 @@ sizes = st.none() | st.integers(min_value=1, max_value=16)
 
 @given(count=sizes, tp=sizes, pp=sizes, ep=sizes, dp=sizes)
 def test_exercised_is_true_only_for_a_stated_split_and_false_only_for_one_device(count, tp, pp, ep, dp):
-    data = {"accelerator_count": count,
-            "conditions": {"tensor_parallel": tp, "pipeline_parallel": pp, "expert_parallel": ep, "data_parallel": dp}}
+    data = {
+        "accelerator_count": count,
+        "conditions": {"tensor_parallel": tp, "pipeline_parallel": pp, "expert_parallel": ep, "data_parallel": dp},
+    }
     value, _, evidence, _ = exercised(data)
     if value is True:
         assert max(tp or 1, pp or 1, ep or 1) > 1 and (count is None or count > 1)
@@ -137,8 +148,13 @@ numbers = st.integers(min_value=1, max_value=10**6) | st.floats(min_value=0.001,
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(value=numbers, count=st.integers(min_value=1, max_value=64), tp=st.integers(min_value=1, max_value=8),
-       batch=st.integers(min_value=1, max_value=512), model=st.sampled_from(["X-FP8", "X-AWQ", "X Q4_K_M", "X bf16", "X"]))
+@given(
+    value=numbers,
+    count=st.integers(min_value=1, max_value=64),
+    tp=st.integers(min_value=1, max_value=8),
+    batch=st.integers(min_value=1, max_value=512),
+    model=st.sampled_from(["X-FP8", "X-AWQ", "X Q4_K_M", "X bf16", "X"]),
+)
 def test_derive_never_changes_a_number(kb_root, value, count, tp, batch, model):
     path = kb_root / "data" / "benchmarks" / "derive-fixture-tp4-h100.json"
     rec = json.loads((FIXTURES / path.name).read_text(encoding="utf-8"))

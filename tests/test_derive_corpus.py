@@ -153,8 +153,7 @@ def test_rerun_after_interruption_completes_without_duplicate_provenance(corpus,
 
 def test_write_is_refused_when_a_derivation_would_change_a_number(corpus, monkeypatch):
     spec = derive.load_all()["format-id"]
-    rogue = derive.DerivationOutput([Proposal("benchmarks/comm-mi50-16x-deepseek-v32-awq-reported", "format_id", 7,
-                                              "m", None, "b")])
+    rogue = derive.DerivationOutput([Proposal("benchmarks/comm-mi50-16x-deepseek-v32-awq-reported", "format_id", 7, "m", None, "b")])
     monkeypatch.setitem(derive.DERIVATIONS, "format-id", spec.__class__(spec.name, spec.description, spec.fields, lambda kb: rogue))
     before = _tree(corpus)
     with pytest.raises(derive.DeriveRefused) as exc:

@@ -12,8 +12,9 @@ from inferkb.derive.proof import diff_paths, number_leaves, prove_file
 RECORD = {"id": "x", "value": 894.0, "arms": [{"stats": {"p50": 12, "n": 3}}], "notes": "n", "interconnect_ids": []}
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=5)
-json_trees = st.recursive(json_scalars, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3),
-                          max_leaves=12)
+json_trees = st.recursive(
+    json_scalars, lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3), max_leaves=12
+)
 
 
 def test_filling_an_allowed_field_passes():

@@ -11,15 +11,19 @@ from conftest import BUNDLED
 from inferkb.intake import envinfo
 from inferkb.intake.common import attach_env
 
-NVIDIA_CSV = "NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB, 00000000:18:00.0\nNVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB, 00000000:2A:00.0\n"
+NVIDIA_CSV = (
+    "NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB, 00000000:18:00.0\nNVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB, 00000000:2A:00.0\n"
+)
 NVIDIA_BANNER = "| NVIDIA-SMI 550.54.15   Driver Version: 550.54.15   CUDA Version: 12.4     |\n"
 
 
 def fake_runner(outputs: dict[str, str]):
     """A runner that answers by the tool name (argv[0]) plus whether it was asked for CSV; None = tool absent."""
+
     def run(argv: list[str]) -> str | None:
         key = argv[0] + (" csv" if any("--format=csv" in a for a in argv) else "")
         return outputs.get(key)
+
     return run
 
 
@@ -83,8 +87,9 @@ def test_os_name_uses_pretty_name(tmp_path):
 
 def test_attached_env_keeps_schema_keys_and_moves_the_rest_to_extra():
     record: dict = {}
-    attach_env(record, {"python": "3.11.7", "gpu_raw": "X", "hostname": "node1", "extra": {"packages": {"vllm": "0.9.0"}}},
-               engine_package="vllm")
+    attach_env(
+        record, {"python": "3.11.7", "gpu_raw": "X", "hostname": "node1", "extra": {"packages": {"vllm": "0.9.0"}}}, engine_package="vllm"
+    )
     env = record["environment"]
     assert env["python"] == "3.11.7" and env["engine_version"] == "0.9.0"
     assert env["extra"]["hostname"] == "node1" and "hostname" not in env

@@ -42,7 +42,9 @@ def kb(bundled_copy):
     accel_dir = bundled_copy / "data" / "accelerators"
     accel_dir.mkdir(parents=True, exist_ok=True)
     if not any("NVIDIA GeForce RTX 4090" in p.read_text() for p in accel_dir.glob("*.json")):
-        (accel_dir / "test-rtx-4090.json").write_text(json.dumps(rec("accelerator", "test-rtx-4090", aliases=["NVIDIA GeForce RTX 4090"])) + "\n")
+        (accel_dir / "test-rtx-4090.json").write_text(
+            json.dumps(rec("accelerator", "test-rtx-4090", aliases=["NVIDIA GeForce RTX 4090"])) + "\n"
+        )
     return inferkb.open(bundled_copy)
 
 
@@ -179,6 +181,7 @@ def test_form_is_sniffed_from_content_not_extension(kb, tmp_path):
 
 
 # ---- bad input ---------------------------------------------------------------
+
 
 def test_csv_row_with_a_missing_column_is_refused(kb, tmp_path):
     text = CSV_HEADER + '"abc","1","GPU","m.gguf","512","0","100.0","1.0"\n'

@@ -117,7 +117,8 @@ def test_export_round_trips_the_headline(kb, tmp_path):
     p.write_text(json.dumps(export_report(kb, rec["id"])))
     back = bench(run(kb, p, record_id="roundtrip"))[0]
     assert back["value"] == rec["value"] and back["metrics"]["e2e_latency_ms"]["stats"]["mean"] == pytest.approx(
-        rec["metrics"]["e2e_latency_ms"]["stats"]["mean"])
+        rec["metrics"]["e2e_latency_ms"]["stats"]["mean"]
+    )
 
 
 def test_export_of_an_mlperf_record_validates(kb, validator, tmp_path):

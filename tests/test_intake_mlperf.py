@@ -24,8 +24,16 @@ V41 = CORPUS / "mlperf" / "inference_results_v4.1" / "closed" / "GigaComputing" 
 HARNESS = CORPUS / "harness" / "mlperf"
 BUNDLED = REPO / "src" / "inferkb" / "kb"
 # Models of the v6.1 table that are LLMs, listed by hand from the file's Model column.
-V61_LLM_MODELS = {"gpt-oss-120b", "llama2-70b-99.9", "deepseek-r1", "llama3.1-8b", "llama3_1-8b", "llama3.1-8b-edge",
-                  "qwen3.6-27b", "qwen3-vl-235b-a22b"}
+V61_LLM_MODELS = {
+    "gpt-oss-120b",
+    "llama2-70b-99.9",
+    "deepseek-r1",
+    "llama3.1-8b",
+    "llama3_1-8b",
+    "llama3.1-8b-edge",
+    "qwen3.6-27b",
+    "qwen3-vl-235b-a22b",
+}
 
 
 def need(path: Path) -> Path:
@@ -61,6 +69,7 @@ def bench(result):
 
 
 # ---- the v6.1 table -----------------------------------------------------------
+
 
 def test_v61_imports_one_record_per_llm_row(v61):
     expected = sum(1 for r in rows_of(V61) if r["Model"] in V61_LLM_MODELS)
@@ -113,6 +122,7 @@ def test_v61_records_validate_and_write(kb, v61):
 
 # ---- v4.1 layout ----------------------------------------------------------------
 
+
 def test_v41_layout_is_sniffed_and_llm_units_contradiction_is_reported(kb):
     res = run(kb, need(V41))
     assert res.stats["layout"] == "v4.1"
@@ -126,11 +136,21 @@ def test_v41_layout_is_sniffed_and_llm_units_contradiction_is_reported(kb):
 
 # ---- mappings ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("text,expected", [
-    ("fp8", None), ("fp4", None), ("INT8", None), ("bf16, fp8, fp4", None),
-    ("nvfp4", "nvfp4"), ("NVFP4 weights and activations; FP8 KV cache", "nvfp4"), ("NVFP4, FP8 (KV cache)", "nvfp4"),
-    ("MXFP4", "mxfp4"), ("BF16/F8_E4M3/U8", None),
-])
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("fp8", None),
+        ("fp4", None),
+        ("INT8", None),
+        ("bf16, fp8, fp4", None),
+        ("nvfp4", "nvfp4"),
+        ("NVFP4 weights and activations; FP8 KV cache", "nvfp4"),
+        ("NVFP4, FP8 (KV cache)", "nvfp4"),
+        ("MXFP4", "mxfp4"),
+        ("BF16/F8_E4M3/U8", None),
+    ],
+)
 def test_weight_types_map_to_a_format_only_when_unambiguous(kb, text, expected):
     from inferkb.intake.mlperf_maps import format_index
 
@@ -145,13 +165,16 @@ def test_fp8_alone_gives_a_reason_naming_the_candidates(kb):
     assert "E4M3" in match_format("fp8", format_index(kb))[1]
 
 
-@pytest.mark.parametrize("framework,engine", [
-    ("vLLM 0.22.0, PyTorch 2.10.0, ROCm 7.2.2", "vllm"),
-    ("TensorRT 10.14, CUDA 13.1, TensorRT-LLM 1.3.0rc0", "tensorrt-llm"),
-    ("TensorRT-LLM feat/1.2-mlpinf, NVIDIA Dynamo mlperf-v6.0-dynamo-v0.8.0", None),
-    ("ROCm 7.2.0", None),
-    ("PyTorch 2.10.0+git8514f05, ROCm 7.2.2", "pytorch"),
-])
+@pytest.mark.parametrize(
+    "framework,engine",
+    [
+        ("vLLM 0.22.0, PyTorch 2.10.0, ROCm 7.2.2", "vllm"),
+        ("TensorRT 10.14, CUDA 13.1, TensorRT-LLM 1.3.0rc0", "tensorrt-llm"),
+        ("TensorRT-LLM feat/1.2-mlpinf, NVIDIA Dynamo mlperf-v6.0-dynamo-v0.8.0", None),
+        ("ROCm 7.2.0", None),
+        ("PyTorch 2.10.0+git8514f05, ROCm 7.2.2", "pytorch"),
+    ],
+)
 def test_engine_is_set_only_when_the_framework_names_one(kb, framework, engine):
     assert match_engine(framework, engine_alias_index(kb))[0] == engine
 
@@ -167,11 +190,27 @@ HEADER = ",".join(REQUIRED_COLUMNS)
 
 def csv_row(**over: str) -> str:
     vals = {c: "" for c in REQUIRED_COLUMNS}
-    vals.update(Organization="Acme", Availability="available", Division="closed", SystemType="datacenter",
-                SystemName="Box", Platform="Box_1", Model="llama2-70b-99", MlperfModel="llama2-70b-99", Scenario="Offline",
-                Result="1000.5", Accuracy="ROUGE1: 44.4", number_of_nodes="1", accelerator_model_name="Imaginary Accel 9000",
-                accelerators_per_node="4", Location="./closed/Acme/results/Box_1/llama2-70b-99/Offline/performance/run_1",
-                framework="vLLM 0.9.0", version="v9.9", inferred="0", Units="Tokens/s")
+    vals.update(
+        Organization="Acme",
+        Availability="available",
+        Division="closed",
+        SystemType="datacenter",
+        SystemName="Box",
+        Platform="Box_1",
+        Model="llama2-70b-99",
+        MlperfModel="llama2-70b-99",
+        Scenario="Offline",
+        Result="1000.5",
+        Accuracy="ROUGE1: 44.4",
+        number_of_nodes="1",
+        accelerator_model_name="Imaginary Accel 9000",
+        accelerators_per_node="4",
+        Location="./closed/Acme/results/Box_1/llama2-70b-99/Offline/performance/run_1",
+        framework="vLLM 0.9.0",
+        version="v9.9",
+        inferred="0",
+        Units="Tokens/s",
+    )
     vals.update(over)
     return ",".join('"' + vals[c].replace('"', '""') + '"' for c in REQUIRED_COLUMNS)
 
@@ -208,8 +247,7 @@ def test_extra_header_columns_are_accepted(kb, tmp_path):
 
 def test_quoted_newline_inside_a_field_is_one_row(kb, tmp_path):
     p = tmp_path / "s.csv"
-    p.write_text(HEADER + "\n" + csv_row(operating_system="Ubuntu\n24.04") + "\n" + csv_row(Scenario="Server") + "\n",
-                 encoding="utf-8")
+    p.write_text(HEADER + "\n" + csv_row(operating_system="Ubuntu\n24.04") + "\n" + csv_row(Scenario="Server") + "\n", encoding="utf-8")
     res = run(kb, p)
     assert res.stats["imported"] == 2
     assert bench(res)[0]["environment"]["os"] == "Ubuntu\n24.04"
@@ -278,6 +316,7 @@ def test_import_table_accepts_any_line_iterator(kb):
 
 # ---- LoadGen summaries and the v6.x JSON ------------------------------------------------
 
+
 def test_offline_tokens_per_second_is_the_headline(kb):
     res = run(kb, need(HARNESS / "v4.1_NVIDIA_B200x1_llama2-70b-99_Offline_summary.txt"))
     rec = bench(res)[0]
@@ -335,6 +374,9 @@ def test_bundled_kb_holds_every_v61_llm_row():
     """scripts/import_mlperf.py has been run: one bundled benchmark record per LLM row of the v6.1 table."""
     expected = sum(1 for r in rows_of(need(V61)) if r["Model"] in V61_LLM_MODELS)
     bundled = inferkb.open()
-    got = [r for r in bundled.by_type("benchmark") if (r.data.get("submission") or {}).get("round") == "v6.1"
-           and (r.data.get("submission") or {}).get("suite") == "MLPerf Inference"]
+    got = [
+        r
+        for r in bundled.by_type("benchmark")
+        if (r.data.get("submission") or {}).get("round") == "v6.1" and (r.data.get("submission") or {}).get("suite") == "MLPerf Inference"
+    ]
     assert len(got) == expected

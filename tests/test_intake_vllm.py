@@ -70,6 +70,7 @@ def write(tmp_path: Path, name: str, content) -> Path:
 
 # ---- vllm-latency -------------------------------------------------------------
 
+
 def test_latency_single_file_is_one_baseline_arm_with_stats_in_ms(kb):
     doc = json.loads(corpus(LATENCY.name).read_text())
     (record,) = bench(parse("vllm-latency", [LATENCY], kb))
@@ -168,16 +169,19 @@ def test_latency_env_supplies_environment_engine_version_and_hardware(kb):
     commit(kb, result.records)
 
 
-@pytest.mark.parametrize("content, message", [
-    ('{"avg_latency": 1.0, "latencies": [1.0, 2.', "truncated"),
-    ("avg_latency = 1.0\n", "not usable JSON"),
-    (b"", "empty"),
-    ('{"avg_latency": NaN, "latencies": [1.0]}', "NaN"),
-    ('{"avg_latency": 1.0, "latencies": [1.0, -2.0]}', "not positive"),
-    ('{"avg_latency": 1.0, "latencies": [0.0, 1.0]}', "not positive"),
-    ('{"avg_latency": 1.0, "latencies": []}', "non-empty list"),
-    ('{"percentiles": {"50": 1.0}}', "avg_latency"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"avg_latency": 1.0, "latencies": [1.0, 2.', "truncated"),
+        ("avg_latency = 1.0\n", "not usable JSON"),
+        (b"", "empty"),
+        ('{"avg_latency": NaN, "latencies": [1.0]}', "NaN"),
+        ('{"avg_latency": 1.0, "latencies": [1.0, -2.0]}', "not positive"),
+        ('{"avg_latency": 1.0, "latencies": [0.0, 1.0]}', "not positive"),
+        ('{"avg_latency": 1.0, "latencies": []}', "non-empty list"),
+        ('{"percentiles": {"50": 1.0}}', "avg_latency"),
+    ],
+)
 def test_latency_bad_input_raises_input_error(kb, tmp_path, content, message):
     path = write(tmp_path, "bad.json", content)
     with pytest.raises(InputError, match=message):
@@ -192,6 +196,7 @@ def test_latency_given_a_serve_file_names_expected_and_found_keys(kb):
 
 
 # ---- vllm-serve ---------------------------------------------------------------
+
 
 def test_serve_v08_headline_is_output_throughput_and_trailing_colon_key_is_normalised(kb):
     path = corpus("serve_llama33-70b_tp8_qps-inf_v0.8-era.json")
@@ -293,12 +298,18 @@ def test_serve_summary_disagreeing_with_ttfts_array_is_reported(kb):
     assert [f.field for f in result.findings] == ["mean_ttft_ms"]
 
 
-@pytest.mark.parametrize("name", [
-    "serve_llama33-70b_tp8_qps-inf_v0.8-era.json", "serve_deepseek-v25_tp8pp2_qps-4_v0.8-era.json",
-    "serve_llama8B_tp1_qps-1_vllm-ascend-ci_metrics-only.json", "serve_llama8B_tp1_qps-inf_vllm-ascend-ci_metrics-only.json",
-    "sweep-serve_run0_opt125m_cpu_v0.25.1.json", "sweep-serve_summary_opt125m_cpu_v0.25.1.json",
-    "serve_console_benchmark_serving_qwen25-7b_dec2024.log",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "serve_llama33-70b_tp8_qps-inf_v0.8-era.json",
+        "serve_deepseek-v25_tp8pp2_qps-4_v0.8-era.json",
+        "serve_llama8B_tp1_qps-1_vllm-ascend-ci_metrics-only.json",
+        "serve_llama8B_tp1_qps-inf_vllm-ascend-ci_metrics-only.json",
+        "sweep-serve_run0_opt125m_cpu_v0.25.1.json",
+        "sweep-serve_summary_opt125m_cpu_v0.25.1.json",
+        "serve_console_benchmark_serving_qwen25-7b_dec2024.log",
+    ],
+)
 def test_serve_records_of_every_corpus_layout_commit(kb, name):
     result = parse("vllm-serve", [corpus(name)], kb)
     assert len(commit(kb, result.records)) == len(result.records) >= 2
@@ -335,6 +346,7 @@ def test_serve_infinity_token_is_refused_as_non_json(kb, tmp_path):
 
 
 # ---- vllm-throughput ----------------------------------------------------------
+
 
 def test_throughput_tokens_per_second_is_total_not_output(kb):
     path = corpus("throughput_llama8B_tp1_vllm-ascend-ci.json")

@@ -12,18 +12,40 @@ from inferkb.errors import UsageError
 
 @pytest.fixture
 def kb(tmp_path):
-    write_kb(tmp_path, {
-        "data/sources/s1.json": rec("source", "s1", name="NVIDIA H100 datasheet"),
-        "data/accelerators/gpu-a.json": rec("accelerator", "gpu-a", name="GPU A", interconnect=["link-x"], sources=["s1"], confidence=0.9),
-        "data/accelerators/gpu-b.json": rec("accelerator", "gpu-b", name="GPU B", status="verified", confidence=0.7),
-        "data/interconnect/link-x.json": rec("interconnect", "link-x"),
-        "data/engines/vllm.json": rec("engine", "vllm", name="vLLM", notes="speculative decoding supported"),
-        "data/benchmarks/b1.json": rec("benchmark", "b1", engine_id="vllm", accelerator_ids=["gpu-a"], metric="ttft_ms", value=894.0,
-                                       conditions={"batch_size": 8, "tensor_parallel": 4}, arms=[{"id": "base", "stats": {"p99": 907}}, {"id": "mtp", "stats": {"p99": 1670}}],
-                                       sources=["s1"], notes="speculative decoding made latency worse"),
-        "data/benchmarks/b2.json": rec("benchmark", "b2", engine_id="vllm", accelerator_ids=["gpu-b"], metric="decode_tok_s", value=50,
-                                       conditions={"batch_size": 1}, updated="2025-06-01"),
-    })
+    write_kb(
+        tmp_path,
+        {
+            "data/sources/s1.json": rec("source", "s1", name="NVIDIA H100 datasheet"),
+            "data/accelerators/gpu-a.json": rec(
+                "accelerator", "gpu-a", name="GPU A", interconnect=["link-x"], sources=["s1"], confidence=0.9
+            ),
+            "data/accelerators/gpu-b.json": rec("accelerator", "gpu-b", name="GPU B", status="verified", confidence=0.7),
+            "data/interconnect/link-x.json": rec("interconnect", "link-x"),
+            "data/engines/vllm.json": rec("engine", "vllm", name="vLLM", notes="speculative decoding supported"),
+            "data/benchmarks/b1.json": rec(
+                "benchmark",
+                "b1",
+                engine_id="vllm",
+                accelerator_ids=["gpu-a"],
+                metric="ttft_ms",
+                value=894.0,
+                conditions={"batch_size": 8, "tensor_parallel": 4},
+                arms=[{"id": "base", "stats": {"p99": 907}}, {"id": "mtp", "stats": {"p99": 1670}}],
+                sources=["s1"],
+                notes="speculative decoding made latency worse",
+            ),
+            "data/benchmarks/b2.json": rec(
+                "benchmark",
+                "b2",
+                engine_id="vllm",
+                accelerator_ids=["gpu-b"],
+                metric="decode_tok_s",
+                value=50,
+                conditions={"batch_size": 1},
+                updated="2025-06-01",
+            ),
+        },
+    )
     return inferkb.open(tmp_path)
 
 
@@ -47,18 +69,21 @@ def test_search_requires_every_word_and_reaches_nested_fields(kb):
         query.search(kb, "  ")
 
 
-@pytest.mark.parametrize(("field", "op", "value", "expected"), [
-    ("metric", "=", "ttft_ms", ["benchmarks/b1"]),
-    ("value", ">", "100", ["benchmarks/b1"]),
-    ("value", "<=", "50", ["benchmarks/b2"]),
-    ("conditions.batch_size", "!=", "1", ["benchmarks/b1"]),
-    ("accelerator_ids", "=", "gpu-b", ["benchmarks/b2"]),
-    ("arms.stats.p99", ">=", "1600", ["benchmarks/b1"]),
-    ("arms.0.id", "=", "base", ["benchmarks/b1"]),
-    ("notes", "~", "SPECULATIVE", ["benchmarks/b1", "engines/vllm"]),
-    ("updated", "<", "2026-01-01", ["benchmarks/b2"]),
-    ("conditions.tensor_parallel", "=", "null", ["benchmarks/b2"]),
-])
+@pytest.mark.parametrize(
+    ("field", "op", "value", "expected"),
+    [
+        ("metric", "=", "ttft_ms", ["benchmarks/b1"]),
+        ("value", ">", "100", ["benchmarks/b1"]),
+        ("value", "<=", "50", ["benchmarks/b2"]),
+        ("conditions.batch_size", "!=", "1", ["benchmarks/b1"]),
+        ("accelerator_ids", "=", "gpu-b", ["benchmarks/b2"]),
+        ("arms.stats.p99", ">=", "1600", ["benchmarks/b1"]),
+        ("arms.0.id", "=", "base", ["benchmarks/b1"]),
+        ("notes", "~", "SPECULATIVE", ["benchmarks/b1", "engines/vllm"]),
+        ("updated", "<", "2026-01-01", ["benchmarks/b2"]),
+        ("conditions.tensor_parallel", "=", "null", ["benchmarks/b2"]),
+    ],
+)
 def test_where_dotted_paths_lists_and_operators(kb, field, op, value, expected):
     rows = query.where(kb, field, op, value, type_name=None if field in ("notes", "updated") and value != "2026-01-01" else "benchmark")
     assert sorted(r["key"] for r in rows) == expected
@@ -97,12 +122,15 @@ def test_gaps_on_bundled_kb_uses_its_schemas():
     assert isinstance(out["unfilled_fields"], dict)
 
 
-@pytest.mark.parametrize(("field", "op", "value", "message"), [
-    ("value", ">", "", "has no value"),
-    ("value", ">", "abc", "numbers or ISO dates"),
-    ("conditions.", ">", "1", "empty path segment"),
-    ("valeu", "=", "1", "no record has a field 'valeu'"),
-])
+@pytest.mark.parametrize(
+    ("field", "op", "value", "message"),
+    [
+        ("value", ">", "", "has no value"),
+        ("value", ">", "abc", "numbers or ISO dates"),
+        ("conditions.", ">", "1", "empty path segment"),
+        ("valeu", "=", "1", "no record has a field 'valeu'"),
+    ],
+)
 def test_where_rejects_conditions_that_cannot_match_anything(kb, field, op, value, message):
     with pytest.raises(UsageError, match=message):
         query.where(kb, field, op, value)

@@ -14,8 +14,21 @@ from inferkb.arms import arm_deltas, pct_change
 
 @pytest.mark.parametrize(
     ("fmt", "expected"),
-    [("BF16", 2.0), ("fp16", 2.0), ("FP8", 1.0), ("fp8-e4m3", 1.0), ("INT8", 1.0), ("Q4_K_M", 0.5), ("gguf-q4-k-m", 0.5),
-     ("4-bit", 0.5), ("NVFP4", 0.5), ("mxfp4", 0.5), ("AWQ", 0.5), ("W4A16", 0.5), ("FP32", 4.0)],
+    [
+        ("BF16", 2.0),
+        ("fp16", 2.0),
+        ("FP8", 1.0),
+        ("fp8-e4m3", 1.0),
+        ("INT8", 1.0),
+        ("Q4_K_M", 0.5),
+        ("gguf-q4-k-m", 0.5),
+        ("4-bit", 0.5),
+        ("NVFP4", 0.5),
+        ("mxfp4", 0.5),
+        ("AWQ", 0.5),
+        ("W4A16", 0.5),
+        ("FP32", 4.0),
+    ],
 )
 def test_bytes_per_weight_of_known_formats(fmt, expected):
     assert roofline.bytes_per_weight(fmt) == expected
@@ -66,8 +79,12 @@ def test_calculators_refuse_non_positive_inputs(bad):
 
 
 def test_peak_dense_tflops_takes_fastest_dense_row_no_narrower_than_the_weights():
-    rows = [{"precision": "bf16", "tflops": 989.5}, {"precision": "fp8", "tflops": 1979},
-            {"precision": "fp8", "tflops": 3958, "dense": False}, {"precision": "fp4", "tflops": 9000}]
+    rows = [
+        {"precision": "bf16", "tflops": 989.5},
+        {"precision": "fp8", "tflops": 1979},
+        {"precision": "fp8", "tflops": 3958, "dense": False},
+        {"precision": "fp4", "tflops": 9000},
+    ]
     assert roofline.peak_dense_tflops(rows, 16) == (989.5, "bf16")
     assert roofline.peak_dense_tflops(rows, 8) == (1979, "fp8")  # the sparse 3958 row is ignored
     assert roofline.peak_dense_tflops(rows, 4) == (9000, "fp4")
@@ -81,10 +98,13 @@ def test_mbu_equals_rate_over_decode_bound(rate, bytes_per_token, bw, devices):
 
 
 def test_arm_deltas_are_relative_to_the_baseline_arm():
-    record = {"baseline_arm": "base", "arms": [
-        {"id": "base", "stats": {"mean": 0.894, "p99": 0.907}},
-        {"id": "mtp", "stats": {"mean": 1.578, "p99": 1.670}},
-    ]}
+    record = {
+        "baseline_arm": "base",
+        "arms": [
+            {"id": "base", "stats": {"mean": 0.894, "p99": 0.907}},
+            {"id": "mtp", "stats": {"mean": 1.578, "p99": 1.670}},
+        ],
+    }
     deltas = arm_deltas(record)
     assert set(deltas) == {"mtp"}
     assert deltas["mtp"]["mean_delta_pct"] == pytest.approx((1.578 - 0.894) / 0.894 * 100)  # 76.51...

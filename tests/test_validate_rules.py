@@ -91,8 +91,15 @@ def test_symlink_inside_the_kb_is_followed(tmp_path):
 
 
 def test_unknown_directory_and_stray_files_are_reported(tmp_path):
-    write_kb(tmp_path, {"data/enginez/vllm.json": rec("engine", "vllm"), "data/engines/notes.txt": "hello",
-                        "data/stray.json": "{}", "data/engines/nested/x.json": rec("engine", "x")})
+    write_kb(
+        tmp_path,
+        {
+            "data/enginez/vllm.json": rec("engine", "vllm"),
+            "data/engines/notes.txt": "hello",
+            "data/stray.json": "{}",
+            "data/engines/nested/x.json": rec("engine", "x"),
+        },
+    )
     found, report = codes(tmp_path)
     assert sorted(found) == ["KB010"] * 4
     assert any("enginez" in f.message for f in report.findings)
@@ -131,7 +138,9 @@ def test_type_must_match_directory(tmp_path):
     assert codes(tmp_path)[0] == ["KB104"]
 
 
-@pytest.mark.parametrize(("value", "code"), [("2026-02-30", "KB105"), ("2026-13-01", "KB105"), ("2099-01-01", "KB106"), ("2026-11-29", None)])
+@pytest.mark.parametrize(
+    ("value", "code"), [("2026-02-30", "KB105"), ("2026-13-01", "KB105"), ("2099-01-01", "KB106"), ("2026-11-29", None)]
+)
 def test_dates_must_be_real_and_not_in_the_future(tmp_path, value, code):
     write_kb(tmp_path, {"data/engines/x.json": rec("engine", "x", updated=value)})
     assert codes(tmp_path)[0] == ([code] if code else [])
@@ -179,8 +188,10 @@ def test_budget_is_read_from_kb_toml(tmp_path):
 
 
 def test_any_type_reference_resolves_against_every_type(tmp_path):
-    write_kb(tmp_path, {"data/engines/vllm.json": rec("engine", "vllm"),
-                        "data/gotchas/g.json": rec("gotcha", "g", affects=["vllm", "nothing-here"])})
+    write_kb(
+        tmp_path,
+        {"data/engines/vllm.json": rec("engine", "vllm"), "data/gotchas/g.json": rec("gotcha", "g", affects=["vllm", "nothing-here"])},
+    )
     found, report = codes(tmp_path, max_dangling_refs=5)
     assert found.count("KB203") == 1 and "nothing-here" in report.findings[0].message
 

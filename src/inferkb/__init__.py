@@ -21,8 +21,17 @@ from .store import KB, Record
 __version__ = "0.1.0"
 
 __all__ = [
-    "KB", "Record", "Report", "Finding", "open",
-    "KBError", "KBNotFound", "UsageError", "InputError", "RecordExists", "RecordInvalid",
+    "KB",
+    "Record",
+    "Report",
+    "Finding",
+    "open",
+    "KBError",
+    "KBNotFound",
+    "UsageError",
+    "InputError",
+    "RecordExists",
+    "RecordInvalid",
 ]
 
 

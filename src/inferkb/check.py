@@ -10,8 +10,7 @@ if TYPE_CHECKING:
     from .store import KB
 
 
-def check(kb: KB, *, select: list[str] | None = None, ignore: list[str] | None = None,
-          max_dangling_refs: int | None = None) -> Report:
+def check(kb: KB, *, select: list[str] | None = None, ignore: list[str] | None = None, max_dangling_refs: int | None = None) -> Report:
     """Validate ``kb`` and run all audits; returns the merged :class:`Report`."""
     from .audit import run_audits
 

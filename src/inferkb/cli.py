@@ -72,9 +72,13 @@ def _emit_json(data: Any) -> None:
 
 
 kb_option = click.option("--kb", "kb_path", metavar="PATH", help="KB directory (default: the bundled KB).")
-select_option = click.option("--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated, e.g. KB1,KB201).")
+select_option = click.option(
+    "--select", multiple=True, metavar="CODES", help="Only these codes or prefixes (comma-separated, e.g. KB1,KB201)."
+)
 ignore_option = click.option("--ignore", multiple=True, metavar="CODES", help="Drop these codes or prefixes.")
-fail_option = click.option("--fail-on", type=SEVERITY, default="error", show_default=True, help="Exit 1 when a finding at or above this severity remains.")
+fail_option = click.option(
+    "--fail-on", type=SEVERITY, default="error", show_default=True, help="Exit 1 when a finding at or above this severity remains."
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -253,8 +257,8 @@ def main() -> None:
     except Exception as exc:  # noqa: BLE001 - the edge: no traceback for users
         if os.environ.get("INFERKB_DEBUG"):
             raise
-        click.echo(f"inferkb: internal error: {type(exc).__name__}: {exc} (set INFERKB_DEBUG=1 for a traceback; please report it)", err=True)
+        click.echo(
+            f"inferkb: internal error: {type(exc).__name__}: {exc} (set INFERKB_DEBUG=1 for a traceback; please report it)", err=True
+        )
         sys.exit(2)
     sys.exit(0)
-
-

@@ -137,9 +137,38 @@ def register_extra(cli: click.Group) -> None:
     @click.option("--dry-run", is_flag=True, help="Print the records; write nothing.")
     @click.option("--update", is_flag=True, help="Replace existing records (shows the diff).")
     @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-    def intake(fmt_name, files, kb_path, arms, baseline, model, model_id, accelerator, hardware_raw, count, engine,
-               engine_version, input_len, output_len, batch_size, concurrency, num_prompts, tp, pp, ep, dp, warmup,
-               dataset, source, record_id, name, env_path, dry_run, update, fmt) -> None:
+    def intake(
+        fmt_name,
+        files,
+        kb_path,
+        arms,
+        baseline,
+        model,
+        model_id,
+        accelerator,
+        hardware_raw,
+        count,
+        engine,
+        engine_version,
+        input_len,
+        output_len,
+        batch_size,
+        concurrency,
+        num_prompts,
+        tp,
+        pp,
+        ep,
+        dp,
+        warmup,
+        dataset,
+        source,
+        record_id,
+        name,
+        env_path,
+        dry_run,
+        update,
+        fmt,
+    ) -> None:
         """Import harness outputs or result tables as benchmark records.
 
         FORMAT is one of the registered importers (`inferkb intake --list-formats`
@@ -173,11 +202,30 @@ def register_extra(cli: click.Group) -> None:
         if not files and not arm_list:
             raise UsageError("give at least one FILE (or --arm ID=PATH)")
         options = IntakeOptions(
-            model=model, model_id=model_id, accelerator=accelerator, hardware_raw=hardware_raw, count=count,
-            engine=engine, engine_version=engine_version, input_len=input_len, output_len=output_len,
-            batch_size=batch_size, concurrency=concurrency, num_prompts=num_prompts, tensor_parallel=tp,
-            pipeline_parallel=pp, expert_parallel=ep, data_parallel=dp, warmup=warmup, dataset=dataset,
-            source=source, record_id=record_id, name=name, env=_load_env(env_path), arms=arm_list, baseline=baseline,
+            model=model,
+            model_id=model_id,
+            accelerator=accelerator,
+            hardware_raw=hardware_raw,
+            count=count,
+            engine=engine,
+            engine_version=engine_version,
+            input_len=input_len,
+            output_len=output_len,
+            batch_size=batch_size,
+            concurrency=concurrency,
+            num_prompts=num_prompts,
+            tensor_parallel=tp,
+            pipeline_parallel=pp,
+            expert_parallel=ep,
+            data_parallel=dp,
+            warmup=warmup,
+            dataset=dataset,
+            source=source,
+            record_id=record_id,
+            name=name,
+            env=_load_env(env_path),
+            arms=arm_list,
+            baseline=baseline,
         )
         kb = open_kb(kb_path)
         result = importer.parse(list(files), options, kb)
@@ -186,8 +234,17 @@ def register_extra(cli: click.Group) -> None:
         if not dry_run and result.records:
             written = commit(kb, result.records, update=update, on_diff=None if fmt == "json" else _diff, unchanged=unchanged)
         if fmt == "json":
-            _emit_json({"format": fmt_name, "dry_run": dry_run, "records": result.records, "written": written, "unchanged": unchanged,
-                        "findings": [f.to_dict() for f in result.findings], "stats": result.stats})
+            _emit_json(
+                {
+                    "format": fmt_name,
+                    "dry_run": dry_run,
+                    "records": result.records,
+                    "written": written,
+                    "unchanged": unchanged,
+                    "findings": [f.to_dict() for f in result.findings],
+                    "stats": result.stats,
+                }
+            )
             return
         if dry_run:
             for rec in result.records:
@@ -271,7 +328,9 @@ def register_extra(cli: click.Group) -> None:
             click.echo(finding_line(f), err=True)
         if len(kept) < len(result.findings):
             per_code = ", ".join(f"{code} x{n}" for code, n in sorted(counts.items()))
-            click.echo(f"... {len(result.findings) - len(kept)} more findings not shown ({per_code}); --format json lists them all", err=True)
+            click.echo(
+                f"... {len(result.findings) - len(kept)} more findings not shown ({per_code}); --format json lists them all", err=True
+            )
         click.echo(result.proof.to_text())
         if write:
             click.echo(f"{name}: wrote {len(result.changes)} values in {len(result.files)} files")

@@ -32,7 +32,13 @@ def list_cmd(type_name, kb_path, fmt) -> None:
         return
     table = Table("id", "name", "status", "confidence", "updated", title=f"{len(rows)} {type_name} records", title_justify="left")
     for r in rows:
-        table.add_row(r["id"], str(r["name"] or ""), str(r["status"] or ""), str(r["confidence"] if r["confidence"] is not None else ""), str(r["updated"] or ""))
+        table.add_row(
+            r["id"],
+            str(r["name"] or ""),
+            str(r["status"] or ""),
+            str(r["confidence"] if r["confidence"] is not None else ""),
+            str(r["updated"] or ""),
+        )
     _console().print(table)
 
 
@@ -161,7 +167,12 @@ def stats(kb_path, fmt) -> None:
         return
     table = Table("type", "records", "by status", "mean confidence", title=f"{data['records']} records", title_justify="left")
     for name, t in data["types"].items():
-        table.add_row(name, str(t["count"]), ", ".join(f"{k} {v}" for k, v in sorted(t["by_status"].items())), "" if t["mean_confidence"] is None else f"{t['mean_confidence']:.2f}")
+        table.add_row(
+            name,
+            str(t["count"]),
+            ", ".join(f"{k} {v}" for k, v in sorted(t["by_status"].items())),
+            "" if t["mean_confidence"] is None else f"{t['mean_confidence']:.2f}",
+        )
     _console().print(table)
 
 

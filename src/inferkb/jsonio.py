@@ -96,9 +96,7 @@ def parse_bytes(raw: bytes, *, require_object: bool = True) -> tuple[Any, ParseP
         prefix = raw[: exc.start]
         line = prefix.count(b"\n") + 1
         col = exc.start - (prefix.rfind(b"\n") + 1) + 1
-        return None, ParseProblem(
-            "not-utf8", f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8", line, col
-        )
+        return None, ParseProblem("not-utf8", f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8", line, col)
     try:
         value = _DECODER.decode(text)
     except _Duplicate as exc:

@@ -27,8 +27,14 @@ def list_records(kb: KB, type_name: str) -> list[dict[str, Any]]:
     """Rows ``{key, id, name, status, confidence, updated}`` of one type, sorted by id. Raises UsageError for an unknown type."""
     return sorted(
         (
-            {"key": r.key, "id": r.id, "name": r.data.get("name"), "status": r.data.get("status"),
-             "confidence": r.data.get("confidence"), "updated": r.data.get("updated")}
+            {
+                "key": r.key,
+                "id": r.id,
+                "name": r.data.get("name"),
+                "status": r.data.get("status"),
+                "confidence": r.data.get("confidence"),
+                "updated": r.data.get("updated"),
+            }
             for r in kb.by_type(type_name)
         ),
         key=lambda row: row["id"],
@@ -36,6 +42,7 @@ def list_records(kb: KB, type_name: str) -> list[dict[str, Any]]:
 
 
 # ---- search ----------------------------------------------------------------
+
 
 def _flatten_text(value: Any, out: list[str]) -> None:
     if isinstance(value, str):
@@ -86,6 +93,7 @@ def search(kb: KB, text: str, *, limit: int = 20, type_name: str | None = None) 
 
 
 # ---- where -------------------------------------------------------------------
+
 
 def parse_condition(expr: list[str]) -> tuple[str, str, str]:
     """Split ``["conditions.batch_size", ">", "8"]`` or ``["metric=ttft_ms"]`` into (field, op, value).
@@ -200,6 +208,7 @@ def where(kb: KB, field: str, op: str, value: str, *, type_name: str | None = No
 
 # ---- refs, stats, gaps ---------------------------------------------------------
 
+
 def _outgoing(kb: KB, rec: Record) -> list[dict[str, Any]]:
     spec = kb.profile.types[rec.type]
     fields = [("sources", "source")] + list(spec.refs.items())
@@ -241,7 +250,11 @@ def stats(kb: KB) -> dict[str, Any]:
     types = {}
     for name in kb.profile.types:
         recs = by_type.get(name, [])
-        confs = [r.data["confidence"] for r in recs if isinstance(r.data.get("confidence"), (int, float)) and not isinstance(r.data.get("confidence"), bool)]
+        confs = [
+            r.data["confidence"]
+            for r in recs
+            if isinstance(r.data.get("confidence"), (int, float)) and not isinstance(r.data.get("confidence"), bool)
+        ]
         types[name] = {
             "count": len(recs),
             "by_status": dict(Counter(str(r.data.get("status")) for r in recs)),

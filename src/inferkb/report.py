@@ -25,11 +25,7 @@ class Report:
 
     def filtered(self, select: list[str] | None = None, ignore: list[str] | None = None) -> Report:
         """A copy keeping findings whose code matches ``select`` (all when empty) and not ``ignore`` (codes or prefixes)."""
-        kept = [
-            f
-            for f in self.findings
-            if (not select or matches(f.code, select)) and not matches(f.code, ignore)
-        ]
+        kept = [f for f in self.findings if (not select or matches(f.code, select)) and not matches(f.code, ignore)]
         return Report(self.kb, self.records, kept, self.figures, self.notes)
 
     def extend(self, other: Report) -> None:

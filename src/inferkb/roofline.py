@@ -32,16 +32,40 @@ import re
 # 0.5 bytes: the scales they carry are ignored, which lowers the bytes read and
 # so can only under-state MBU (the conservative direction for a bound).
 _FORMAT_BYTES: dict[str, float] = {
-    "FP32": 4.0, "F32": 4.0,
-    "FP16": 2.0, "F16": 2.0, "BF16": 2.0, "FLOAT16": 2.0, "BFLOAT16": 2.0,
-    "FP8": 1.0, "INT8": 1.0, "E4M3": 1.0, "E5M2": 1.0, "W8A8": 1.0, "W8A16": 1.0, "Q8_0": 1.0, "8BIT": 1.0,
-    "INT4": 0.5, "FP4": 0.5, "NVFP4": 0.5, "MXFP4": 0.5, "AWQ": 0.5, "GPTQ": 0.5, "W4A16": 0.5, "W4A8": 0.5,
-    "W4A4": 0.5, "WMXFP4": 0.5, "Q4_K_M": 0.5, "Q4_K_S": 0.5, "Q4_K_XL": 0.5, "Q4_0": 0.5, "Q4_1": 0.5, "4BIT": 0.5,
+    "FP32": 4.0,
+    "F32": 4.0,
+    "FP16": 2.0,
+    "F16": 2.0,
+    "BF16": 2.0,
+    "FLOAT16": 2.0,
+    "BFLOAT16": 2.0,
+    "FP8": 1.0,
+    "INT8": 1.0,
+    "E4M3": 1.0,
+    "E5M2": 1.0,
+    "W8A8": 1.0,
+    "W8A16": 1.0,
+    "Q8_0": 1.0,
+    "8BIT": 1.0,
+    "INT4": 0.5,
+    "FP4": 0.5,
+    "NVFP4": 0.5,
+    "MXFP4": 0.5,
+    "AWQ": 0.5,
+    "GPTQ": 0.5,
+    "W4A16": 0.5,
+    "W4A8": 0.5,
+    "W4A4": 0.5,
+    "WMXFP4": 0.5,
+    "Q4_K_M": 0.5,
+    "Q4_K_S": 0.5,
+    "Q4_K_XL": 0.5,
+    "Q4_0": 0.5,
+    "Q4_1": 0.5,
+    "4BIT": 0.5,
 }
 # Longest first so that "Q4_K_M" is tried before a shorter token inside it.
-_FORMAT_RE = re.compile(
-    r"(?<![A-Z0-9])(" + "|".join(re.escape(k) for k in sorted(_FORMAT_BYTES, key=len, reverse=True)) + r")(?![A-Z0-9])"
-)
+_FORMAT_RE = re.compile(r"(?<![A-Z0-9])(" + "|".join(re.escape(k) for k in sorted(_FORMAT_BYTES, key=len, reverse=True)) + r")(?![A-Z0-9])")
 
 _NOT_WEIGHTS_AFTER = re.compile(r"[\s_-]*(?:[A-Z0-9]+[\s_-]+)?(?:KV|ACTIVATION|CACHE|SCALE)")
 _NOT_WEIGHTS_BEFORE = re.compile(r"(?:KV[\s_-]*CACHE[\s_-]*(?:DTYPE)?|ACTIVATIONS?)[\s:=_-]*(?:[A-Z0-9]+[_-])?$")
@@ -62,7 +86,7 @@ def format_mentions(text: str) -> dict[str, float]:
     out: dict[str, float] = {}
     for m in _FORMAT_RE.finditer(norm):
         # "FP8 KV cache", "kv_cache_dtype fp8", "FP8 activations" name another tensor, not the weights.
-        if _NOT_WEIGHTS_AFTER.match(norm, m.end()) or _NOT_WEIGHTS_BEFORE.search(norm[max(0, m.start() - 24):m.start()]):
+        if _NOT_WEIGHTS_AFTER.match(norm, m.end()) or _NOT_WEIGHTS_BEFORE.search(norm[max(0, m.start() - 24) : m.start()]):
             continue
         out[m.group(1)] = _FORMAT_BYTES[m.group(1)]
     return out
@@ -85,8 +109,9 @@ def _positive(**values: float) -> None:
             raise ValueError(f"{name} must be a positive number, got {value!r}")
 
 
-def bytes_per_decode_token(active_params: float, bytes_per_wt: float, *, kv_bytes_per_token: float = 0.0,
-                           context_tokens: int = 0, batch: int = 1) -> float:
+def bytes_per_decode_token(
+    active_params: float, bytes_per_wt: float, *, kv_bytes_per_token: float = 0.0, context_tokens: int = 0, batch: int = 1
+) -> float:
     """Bytes read from device memory to produce one decode step (one token for each of ``batch`` requests).
 
     ``active_params × bytes_per_wt + batch × kv_bytes_per_token × context_tokens``:
@@ -148,8 +173,18 @@ def mfu(tok_s: float, active_params: float, peak_tflops: float, devices: int = 1
 
 # Bit width of each accelerator `flops[].precision` value (schema enum).
 PRECISION_BITS: dict[str, int] = {
-    "fp64": 64, "fp32": 32, "tf32": 19, "bf16": 16, "fp16": 16, "int16": 16,
-    "fp8": 8, "int8": 8, "fp6": 6, "fp4": 4, "int4": 4, "fp4_block_scaled": 4,
+    "fp64": 64,
+    "fp32": 32,
+    "tf32": 19,
+    "bf16": 16,
+    "fp16": 16,
+    "int16": 16,
+    "fp8": 8,
+    "int8": 8,
+    "fp6": 6,
+    "fp4": 4,
+    "int4": 4,
+    "fp4_block_scaled": 4,
 }
 
 

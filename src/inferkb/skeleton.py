@@ -53,12 +53,16 @@ def skeleton(kb: KB, type_name: str, name: str, *, record_id: str | None = None,
     schema = schema_doc(kb, type_name)
     props: dict[str, Any] = (schema.get("properties") or {}) if schema else {}
     known = {
-        "id": rid, "type": type_name, "name": name.strip(), "status": "draft",
-        "updated": _dt.date.today().isoformat(), "sources": [source] if source else [],
+        "id": rid,
+        "type": type_name,
+        "name": name.strip(),
+        "status": "draft",
+        "updated": _dt.date.today().isoformat(),
+        "sources": [source] if source else [],
     }
     if type_name == "source":
         known["accessed"] = known["updated"]
-    record: dict[str, Any] = {k: known[k] for k in ("id", "type", "name") }
+    record: dict[str, Any] = {k: known[k] for k in ("id", "type", "name")}
     for key, prop in props.items():
         if key in record or key in ("status", "confidence", "updated", "sources", "notes", "provenance"):
             continue

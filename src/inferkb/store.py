@@ -74,7 +74,9 @@ def check_id(record_id: str) -> str:
     if not record_id or "\x00" in record_id or "/" in record_id or "\\" in record_id or ".." in record_id:
         raise UsageError(f"refused id {record_id!r}: ids may not be empty or contain '/', '\\', '..' or NUL")
     if len(record_id) > MAX_ID_LENGTH:
-        raise UsageError(f"refused id of {len(record_id)} characters: ids are at most {MAX_ID_LENGTH} (file names must fit the file system)")
+        raise UsageError(
+            f"refused id of {len(record_id)} characters: ids are at most {MAX_ID_LENGTH} (file names must fit the file system)"
+        )
     if not KEBAB.match(record_id):
         raise UsageError(f"refused id {record_id!r}: expected a kebab-case slug (a-z, 0-9, single hyphens)")
     return record_id
@@ -177,7 +179,9 @@ class KB:
             self._finding("KB001", f"{rel} cannot be read: {exc.strerror}", path=rel)
             return
         if size > limit:
-            self._finding("KB008", f"{rel} is {size / 1048576:.1f} MiB, over the {limit / 1048576:.0f} MiB record limit; not loaded", path=rel)
+            self._finding(
+                "KB008", f"{rel} is {size / 1048576:.1f} MiB, over the {limit / 1048576:.0f} MiB record limit; not loaded", path=rel
+            )
             return
         data, problem = parse_bytes(raw)
         if problem is not None:
@@ -268,7 +272,14 @@ class KB:
 
         choices = list(self.records)
         bare = ref.split("/")[-1]
-        hits = process.extract(bare, {k: k.split("/", 1)[1] for k in choices}, scorer=fuzz.WRatio, processor=utils.default_process, limit=limit, score_cutoff=60)
+        hits = process.extract(
+            bare,
+            {k: k.split("/", 1)[1] for k in choices},
+            scorer=fuzz.WRatio,
+            processor=utils.default_process,
+            limit=limit,
+            score_cutoff=60,
+        )
         return [key for _, _, key in hits]
 
     # ---- validation, audits -------------------------------------------

@@ -79,9 +79,13 @@ class SchemaSet:
         if missing:
             own = kb.root / "schemas"
             where = "has no schemas/ directory" if not own.is_dir() else f"has no schema for: {', '.join(missing)}"
-            self.problems.append(R.KB110.finding(
-                f"the KB {where}; those records were validated against inferkb's bundled schemas",
-                path="schemas/", extra={"types": missing}))
+            self.problems.append(
+                R.KB110.finding(
+                    f"the KB {where}; those records were validated against inferkb's bundled schemas",
+                    path="schemas/",
+                    extra={"types": missing},
+                )
+            )
 
     def _compile(self, path: Path, root: Path) -> Any | None:
         rel = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
@@ -111,13 +115,20 @@ def _schema_findings(rec: Record, validator: Any) -> list[Finding]:
         field = _json_path(err.instance_path) or None
         kw = err.schema_path[-1] if err.schema_path else "schema"
         found = err.instance
-        shown = repr(found) if not isinstance(found, (dict, list)) else type(found).__name__.replace("dict", "object").replace("list", "array")
+        shown = (
+            repr(found) if not isinstance(found, (dict, list)) else type(found).__name__.replace("dict", "object").replace("list", "array")
+        )
         if len(shown) > 80:
             shown = shown[:77] + "..."
-        out.append(R.KB101.finding(
-            f"{field or '(record)'}: {err.message} [schema keyword '{kw}'; found {shown}]",
-            record=rec.key, path=rec.path, field=field,
-            extra={"schema_path": "/".join(str(p) for p in err.schema_path), "keyword": str(kw)}))
+        out.append(
+            R.KB101.finding(
+                f"{field or '(record)'}: {err.message} [schema keyword '{kw}'; found {shown}]",
+                record=rec.key,
+                path=rec.path,
+                field=field,
+                extra={"schema_path": "/".join(str(p) for p in err.schema_path), "keyword": str(kw)},
+            )
+        )
     return out
 
 
@@ -158,7 +169,11 @@ def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
             out.append(R.KB103.finding(f"id {rid!r} is not a kebab-case slug", record=rec.key, path=rec.path, field="id"))
     rtype = d.get("type")
     if isinstance(rtype, str) and rtype != rec.type:
-        out.append(R.KB104.finding(f"type {rtype!r} does not match directory data/{rec.dir}/ (type {rec.type!r})", record=rec.key, path=rec.path, field="type"))
+        out.append(
+            R.KB104.finding(
+                f"type {rtype!r} does not match directory data/{rec.dir}/ (type {rec.type!r})", record=rec.key, path=rec.path, field="type"
+            )
+        )
     conf = d.get("confidence")
     if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1):
         out.append(R.KB107.finding(f"confidence {conf!r} is not a number in [0, 1]", record=rec.key, path=rec.path, field="confidence"))
@@ -166,7 +181,14 @@ def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
     if rec.type == "benchmark":
         metric = d.get("metric")
         if kb.metrics and isinstance(metric, str) and metric not in kb.metrics:
-            out.append(R.KB108.finding(f"metric {metric!r} is not in the metric registry ({kb.profile.metrics_file})", record=rec.key, path=rec.path, field="metric"))
+            out.append(
+                R.KB108.finding(
+                    f"metric {metric!r} is not in the metric registry ({kb.profile.metrics_file})",
+                    record=rec.key,
+                    path=rec.path,
+                    field="metric",
+                )
+            )
         arms = d.get("arms")
         if isinstance(arms, list) and arms:
             ids = [a.get("id") for a in arms if isinstance(a, dict)]
@@ -175,7 +197,14 @@ def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
                 out.append(R.KB109.finding(f"arm ids used twice: {', '.join(dup)}", record=rec.key, path=rec.path, field="arms"))
             base = d.get("baseline_arm")
             if base is not None and base not in ids:
-                out.append(R.KB109.finding(f"baseline_arm {base!r} is not one of the arms ({', '.join(map(str, ids))})", record=rec.key, path=rec.path, field="baseline_arm"))
+                out.append(
+                    R.KB109.finding(
+                        f"baseline_arm {base!r} is not one of the arms ({', '.join(map(str, ids))})",
+                        record=rec.key,
+                        path=rec.path,
+                        field="baseline_arm",
+                    )
+                )
     return out
 
 
@@ -206,8 +235,15 @@ def reference_findings(kb: KB, recs: Iterable[Record]) -> tuple[list[Finding], i
         if src_value:
             for sid in _ref_values(src_value):
                 if sid not in sources:
-                    out.append(R.KB201.finding(f"sources: {sid!r} is not a source record (expected data/{types['source'].dir}/{sid}.json)",
-                                               record=rec.key, path=rec.path, field="sources", extra={"id": sid}))
+                    out.append(
+                        R.KB201.finding(
+                            f"sources: {sid!r} is not a source record (expected data/{types['source'].dir}/{sid}.json)",
+                            record=rec.key,
+                            path=rec.path,
+                            field="sources",
+                            extra={"id": sid},
+                        )
+                    )
         for fld, target in spec.refs.items():
             value = d.get(fld)
             if not value:
@@ -221,10 +257,18 @@ def reference_findings(kb: KB, recs: Iterable[Record]) -> tuple[list[Finding], i
                     continue
                 what = "any record" if target == ANY_TYPE else f"{_article(target)} {target} record (data/{types[target].dir}/{ref}.json)"
                 if fld in spec.strict_refs:
-                    out.append(R.KB202.finding(f"{fld}: {ref!r} is not {what}", record=rec.key, path=rec.path, field=fld, extra={"id": ref, "target": target}))
+                    out.append(
+                        R.KB202.finding(
+                            f"{fld}: {ref!r} is not {what}", record=rec.key, path=rec.path, field=fld, extra={"id": ref, "target": target}
+                        )
+                    )
                 else:
                     dangling += 1
-                    out.append(R.KB203.finding(f"{fld}: {ref!r} is not {what}", record=rec.key, path=rec.path, field=fld, extra={"id": ref, "target": target}))
+                    out.append(
+                        R.KB203.finding(
+                            f"{fld}: {ref!r} is not {what}", record=rec.key, path=rec.path, field=fld, extra={"id": ref, "target": target}
+                        )
+                    )
     return out, dangling
 
 
@@ -276,17 +320,28 @@ def validate(
     findings.extend(refs)
     for bare, hits in kb.by_id.items():
         if len({h.type for h in hits}) > 1 and (not types or any(h.type in types for h in hits)):
-            findings.append(R.KB205.finding(f"id {bare!r} is used by {', '.join(h.key for h in hits)}",
-                                            record=hits[0].key, path=hits[0].path, field="id"))
+            findings.append(
+                R.KB205.finding(
+                    f"id {bare!r} is used by {', '.join(h.key for h in hits)}", record=hits[0].key, path=hits[0].path, field="id"
+                )
+            )
     budget = max_dangling_refs if max_dangling_refs is not None else kb.profile.max_dangling_refs
     budget_origin = "--max-dangling-refs" if max_dangling_refs is not None else kb.profile.budget_origin
     if budget is not None:
         if dangling > budget:
-            findings.append(R.KB204.finding(f"{dangling} unresolved references exceed the budget of {budget} ({budget_origin})",
-                                            extra={"dangling": dangling, "budget": budget}))
+            findings.append(
+                R.KB204.finding(
+                    f"{dangling} unresolved references exceed the budget of {budget} ({budget_origin})",
+                    extra={"dangling": dangling, "budget": budget},
+                )
+            )
         elif dangling < budget and not types:
-            findings.append(R.KB206.finding(f"{dangling} unresolved references, budget {budget} ({budget_origin}): lower the budget to {dangling}",
-                                            extra={"dangling": dangling, "budget": budget}))
+            findings.append(
+                R.KB206.finding(
+                    f"{dangling} unresolved references, budget {budget} ({budget_origin}): lower the budget to {dangling}",
+                    extra={"dangling": dangling, "budget": budget},
+                )
+            )
     figures = {
         "records_checked": len(recs),
         "files": kb.files_seen,

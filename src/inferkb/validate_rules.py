@@ -9,80 +9,341 @@ from .rules import Rule, register
 
 _OK = '{"id": "nvidia-h100-sxm", "type": "accelerator", ...}'
 
-KB001 = register(Rule("KB001", "json-invalid", "error", "validate", "The file is not valid JSON.",
-    "A file that does not parse holds no usable facts; every tool that reads the KB would skip or crash on it.",
-    _OK, '{"id": "x", "type": "engine",}   (trailing comma)'))
-KB002 = register(Rule("KB002", "duplicate-key", "error", "validate", "An object has the same key twice.",
-    "JSON parsers silently keep the last value, so one of two conflicting facts disappears without trace.",
-    '{"value": 894.0}', '{"value": 894.0, "value": 1578.0}'))
-KB003 = register(Rule("KB003", "non-finite-number", "error", "validate", "NaN or Infinity appears as a number.",
-    "NaN/Infinity are not JSON; strict parsers reject the file and lenient ones carry a non-number into arithmetic.",
-    '{"request_rate": "inf"}', '{"value": NaN}'))
-KB004 = register(Rule("KB004", "byte-order-mark", "error", "validate", "The file starts with a UTF-8 byte-order mark.",
-    "Strict JSON readers reject a BOM; records are plain UTF-8.", "(file starts with '{')", "(file starts with EF BB BF)"))
-KB005 = register(Rule("KB005", "not-utf8", "error", "validate", "The file contains bytes that are not UTF-8.",
-    "Records are UTF-8; other encodings corrupt names and quotes silently.", '{"name": "Café"} (UTF-8)', '{"name": "Caf\\xe9"} (Latin-1 byte)'))
-KB006 = register(Rule("KB006", "empty-file", "error", "validate", "The file is empty.",
-    "An empty file is a record that was never written, or was truncated.", _OK, "(0 bytes)"))
-KB007 = register(Rule("KB007", "top-level-not-object", "error", "validate", "The top level is not a JSON object.",
-    "One record per file: the top level must be the record object.", _OK, '[{"id": "a"}, {"id": "b"}]'))
-KB008 = register(Rule("KB008", "file-too-large", "error", "validate", "A record file is over the size limit and was not loaded.",
-    "A record is a few kilobytes; a file of many megabytes is a data dump or an accident, and loading it would stall every command.",
-    "(4 KB record)", "(50 MB file)"))
-KB009 = register(Rule("KB009", "symlink-outside-kb", "error", "validate", "A symlink points outside the KB; it is not followed.",
-    "Following it would read (or later write) files the KB does not own.", "data/models/x.json (regular file)", "data/models/x.json -> /etc/passwd"))
-KB010 = register(Rule("KB010", "unknown-path", "warning", "validate", "A file or folder under data/ that the KB does not know.",
-    "Records in an unknown directory are invisible to every check; a stray file is usually a mistake.",
-    "data/models/llama-3-1-8b.json", "data/model/llama-3-1-8b.json (typo in dir), data/models/notes.txt"))
-KB011 = register(Rule("KB011", "bad-file-name", "error", "validate", "A record file name is not a kebab-case slug.",
-    "Ids are file stems; upper case or spaces make ids that differ by case or cannot be referenced safely.",
-    "data/engines/tensorrt-llm.json", "data/engines/TensorRT LLM.json"))
+KB001 = register(
+    Rule(
+        "KB001",
+        "json-invalid",
+        "error",
+        "validate",
+        "The file is not valid JSON.",
+        "A file that does not parse holds no usable facts; every tool that reads the KB would skip or crash on it.",
+        _OK,
+        '{"id": "x", "type": "engine",}   (trailing comma)',
+    )
+)
+KB002 = register(
+    Rule(
+        "KB002",
+        "duplicate-key",
+        "error",
+        "validate",
+        "An object has the same key twice.",
+        "JSON parsers silently keep the last value, so one of two conflicting facts disappears without trace.",
+        '{"value": 894.0}',
+        '{"value": 894.0, "value": 1578.0}',
+    )
+)
+KB003 = register(
+    Rule(
+        "KB003",
+        "non-finite-number",
+        "error",
+        "validate",
+        "NaN or Infinity appears as a number.",
+        "NaN/Infinity are not JSON; strict parsers reject the file and lenient ones carry a non-number into arithmetic.",
+        '{"request_rate": "inf"}',
+        '{"value": NaN}',
+    )
+)
+KB004 = register(
+    Rule(
+        "KB004",
+        "byte-order-mark",
+        "error",
+        "validate",
+        "The file starts with a UTF-8 byte-order mark.",
+        "Strict JSON readers reject a BOM; records are plain UTF-8.",
+        "(file starts with '{')",
+        "(file starts with EF BB BF)",
+    )
+)
+KB005 = register(
+    Rule(
+        "KB005",
+        "not-utf8",
+        "error",
+        "validate",
+        "The file contains bytes that are not UTF-8.",
+        "Records are UTF-8; other encodings corrupt names and quotes silently.",
+        '{"name": "Café"} (UTF-8)',
+        '{"name": "Caf\\xe9"} (Latin-1 byte)',
+    )
+)
+KB006 = register(
+    Rule(
+        "KB006",
+        "empty-file",
+        "error",
+        "validate",
+        "The file is empty.",
+        "An empty file is a record that was never written, or was truncated.",
+        _OK,
+        "(0 bytes)",
+    )
+)
+KB007 = register(
+    Rule(
+        "KB007",
+        "top-level-not-object",
+        "error",
+        "validate",
+        "The top level is not a JSON object.",
+        "One record per file: the top level must be the record object.",
+        _OK,
+        '[{"id": "a"}, {"id": "b"}]',
+    )
+)
+KB008 = register(
+    Rule(
+        "KB008",
+        "file-too-large",
+        "error",
+        "validate",
+        "A record file is over the size limit and was not loaded.",
+        "A record is a few kilobytes; a file of many megabytes is a data dump or an accident, and loading it would stall every command.",
+        "(4 KB record)",
+        "(50 MB file)",
+    )
+)
+KB009 = register(
+    Rule(
+        "KB009",
+        "symlink-outside-kb",
+        "error",
+        "validate",
+        "A symlink points outside the KB; it is not followed.",
+        "Following it would read (or later write) files the KB does not own.",
+        "data/models/x.json (regular file)",
+        "data/models/x.json -> /etc/passwd",
+    )
+)
+KB010 = register(
+    Rule(
+        "KB010",
+        "unknown-path",
+        "warning",
+        "validate",
+        "A file or folder under data/ that the KB does not know.",
+        "Records in an unknown directory are invisible to every check; a stray file is usually a mistake.",
+        "data/models/llama-3-1-8b.json",
+        "data/model/llama-3-1-8b.json (typo in dir), data/models/notes.txt",
+    )
+)
+KB011 = register(
+    Rule(
+        "KB011",
+        "bad-file-name",
+        "error",
+        "validate",
+        "A record file name is not a kebab-case slug.",
+        "Ids are file stems; upper case or spaces make ids that differ by case or cannot be referenced safely.",
+        "data/engines/tensorrt-llm.json",
+        "data/engines/TensorRT LLM.json",
+    )
+)
 
-KB101 = register(Rule("KB101", "schema-violation", "error", "validate", "The record does not satisfy its type's JSON Schema.",
-    "The schema is the contract other tools build on; every error is reported with its JSON path, what was expected and what was found.",
-    '{"confidence": 0.8}', '{"confidence": "high"}'))
-KB102 = register(Rule("KB102", "id-file-mismatch", "error", "validate", "The record's id differs from its file stem.",
-    "References use ids and tools find files by id; a mismatch breaks every reference to the record.",
-    'data/engines/vllm.json: {"id": "vllm"}', 'data/engines/vllm.json: {"id": "vllm-engine"}'))
-KB103 = register(Rule("KB103", "id-not-kebab", "error", "validate", "The record's id is not a kebab-case slug.",
-    "Ids must be stable, URL-safe and unambiguous.", '{"id": "nvidia-h100-sxm"}', '{"id": "NVIDIA_H100"}'))
-KB104 = register(Rule("KB104", "type-dir-mismatch", "error", "validate", "The record's type does not match its directory.",
-    "A benchmark filed under data/models/ is checked against the wrong schema and found by the wrong queries.",
-    'data/models/x.json: {"type": "model"}', 'data/models/x.json: {"type": "benchmark"}'))
-KB105 = register(Rule("KB105", "invalid-date", "error", "validate", "A YYYY-MM-DD value is not a real calendar date.",
-    "A pattern check accepts 2026-02-30; a date that never existed cannot be when something was verified.",
-    '{"updated": "2026-02-28"}', '{"updated": "2026-02-30"}'))
-KB106 = register(Rule("KB106", "future-date", "error", "validate", "An updated/accessed/provenance date is in the future.",
-    "Nothing can have been verified or accessed on a date that has not happened yet.",
-    '{"updated": "2026-10-04"}', '{"updated": "2099-01-01"}'))
-KB107 = register(Rule("KB107", "confidence-out-of-range", "error", "validate", "confidence is not a number in [0, 1].",
-    "Confidence is a probability-like score; 85 or -0.1 means a different scale was used.", '{"confidence": 0.85}', '{"confidence": 85}'))
-KB108 = register(Rule("KB108", "unknown-metric", "error", "validate", "A benchmark's metric is not in the KB's metric registry.",
-    "Every metric has a dimension, unit and direction; an unregistered name cannot be compared or checked.",
-    '{"metric": "ttft_ms"}', '{"metric": "ttft"}'))
-KB109 = register(Rule("KB109", "baseline-arm-unknown", "error", "validate", "baseline_arm names no arm, or arms have duplicate ids.",
-    "Deltas are computed against the baseline arm; it must be one of the arms.",
-    '{"arms": [{"id": "baseline"}, ...], "baseline_arm": "baseline"}', '{"arms": [{"id": "a"}], "baseline_arm": "base"}'))
-KB110 = register(Rule("KB110", "schema-missing", "warning", "validate", "The KB has no schema for a record type; the bundled schema was used.",
-    "A KB is validated against its own schemas; without one the report says which contract was applied instead.",
-    "schemas/engine.schema.json present", "no schemas/ directory"))
-KB111 = register(Rule("KB111", "schema-invalid", "error", "validate", "A schema file does not parse or is not a valid JSON Schema.",
-    "Without a usable schema no record of that type can be checked.", '{"type": "object", ...}', '{"type": "objekt"}'))
+KB101 = register(
+    Rule(
+        "KB101",
+        "schema-violation",
+        "error",
+        "validate",
+        "The record does not satisfy its type's JSON Schema.",
+        "The schema is the contract other tools build on; every error is reported with its JSON path, what was expected and what was found.",
+        '{"confidence": 0.8}',
+        '{"confidence": "high"}',
+    )
+)
+KB102 = register(
+    Rule(
+        "KB102",
+        "id-file-mismatch",
+        "error",
+        "validate",
+        "The record's id differs from its file stem.",
+        "References use ids and tools find files by id; a mismatch breaks every reference to the record.",
+        'data/engines/vllm.json: {"id": "vllm"}',
+        'data/engines/vllm.json: {"id": "vllm-engine"}',
+    )
+)
+KB103 = register(
+    Rule(
+        "KB103",
+        "id-not-kebab",
+        "error",
+        "validate",
+        "The record's id is not a kebab-case slug.",
+        "Ids must be stable, URL-safe and unambiguous.",
+        '{"id": "nvidia-h100-sxm"}',
+        '{"id": "NVIDIA_H100"}',
+    )
+)
+KB104 = register(
+    Rule(
+        "KB104",
+        "type-dir-mismatch",
+        "error",
+        "validate",
+        "The record's type does not match its directory.",
+        "A benchmark filed under data/models/ is checked against the wrong schema and found by the wrong queries.",
+        'data/models/x.json: {"type": "model"}',
+        'data/models/x.json: {"type": "benchmark"}',
+    )
+)
+KB105 = register(
+    Rule(
+        "KB105",
+        "invalid-date",
+        "error",
+        "validate",
+        "A YYYY-MM-DD value is not a real calendar date.",
+        "A pattern check accepts 2026-02-30; a date that never existed cannot be when something was verified.",
+        '{"updated": "2026-02-28"}',
+        '{"updated": "2026-02-30"}',
+    )
+)
+KB106 = register(
+    Rule(
+        "KB106",
+        "future-date",
+        "error",
+        "validate",
+        "An updated/accessed/provenance date is in the future.",
+        "Nothing can have been verified or accessed on a date that has not happened yet.",
+        '{"updated": "2026-10-04"}',
+        '{"updated": "2099-01-01"}',
+    )
+)
+KB107 = register(
+    Rule(
+        "KB107",
+        "confidence-out-of-range",
+        "error",
+        "validate",
+        "confidence is not a number in [0, 1].",
+        "Confidence is a probability-like score; 85 or -0.1 means a different scale was used.",
+        '{"confidence": 0.85}',
+        '{"confidence": 85}',
+    )
+)
+KB108 = register(
+    Rule(
+        "KB108",
+        "unknown-metric",
+        "error",
+        "validate",
+        "A benchmark's metric is not in the KB's metric registry.",
+        "Every metric has a dimension, unit and direction; an unregistered name cannot be compared or checked.",
+        '{"metric": "ttft_ms"}',
+        '{"metric": "ttft"}',
+    )
+)
+KB109 = register(
+    Rule(
+        "KB109",
+        "baseline-arm-unknown",
+        "error",
+        "validate",
+        "baseline_arm names no arm, or arms have duplicate ids.",
+        "Deltas are computed against the baseline arm; it must be one of the arms.",
+        '{"arms": [{"id": "baseline"}, ...], "baseline_arm": "baseline"}',
+        '{"arms": [{"id": "a"}], "baseline_arm": "base"}',
+    )
+)
+KB110 = register(
+    Rule(
+        "KB110",
+        "schema-missing",
+        "warning",
+        "validate",
+        "The KB has no schema for a record type; the bundled schema was used.",
+        "A KB is validated against its own schemas; without one the report says which contract was applied instead.",
+        "schemas/engine.schema.json present",
+        "no schemas/ directory",
+    )
+)
+KB111 = register(
+    Rule(
+        "KB111",
+        "schema-invalid",
+        "error",
+        "validate",
+        "A schema file does not parse or is not a valid JSON Schema.",
+        "Without a usable schema no record of that type can be checked.",
+        '{"type": "object", ...}',
+        '{"type": "objekt"}',
+    )
+)
 
-KB201 = register(Rule("KB201", "source-unresolved", "error", "validate", "A source id in `sources` has no source record.",
-    "Every number is traced to a source; a citation that leads nowhere traces it to nothing.",
-    '"sources": ["nv-h100-datasheet"] (data/sources/nv-h100-datasheet.json exists)', '"sources": ["no-such-source"]'))
-KB202 = register(Rule("KB202", "strict-reference-unresolved", "error", "validate", "A reference that must resolve (e.g. benchmark.engine_id) does not.",
-    "A benchmark whose engine does not exist cannot be compared by engine at all.",
-    '"engine_id": "vllm" (data/engines/vllm.json exists)', '"engine_id": "alt-neuron-compiler" (no such engine)'))
-KB203 = register(Rule("KB203", "reference-unresolved", "warning", "validate", "A reference field names a record that does not exist.",
-    "Dangling references are counted against the KB's budget; each is a fact whose target is missing.",
-    '"accelerator_ids": ["nvidia-h100-sxm"]', '"accelerator_ids": ["nvidia-h100"] (no such accelerator)'))
-KB204 = register(Rule("KB204", "dangling-budget-exceeded", "error", "validate", "More unresolved references than the KB's budget allows.",
-    "The budget ratchets: CI is green on the known debt and red on any new dangling reference. Lower it when the count drops; never raise it to go green.",
-    "12 dangling references, budget 12", "13 dangling references, budget 12"))
-KB205 = register(Rule("KB205", "ambiguous-id", "warning", "validate", "The same bare id is used by records of two types.",
-    "Bare-id references to 'any type' (gotcha.affects) and `inferkb show ID` cannot tell them apart.",
-    "data/engines/vllm.json only", "data/engines/vllm.json and data/sources/vllm.json"))
-KB206 = register(Rule("KB206", "dangling-budget-slack", "info", "validate", "Fewer unresolved references than the budget: lower the budget.",
-    "A budget above the real count lets new dangling references in unnoticed.", "count == budget", "count 8, budget 30"))
+KB201 = register(
+    Rule(
+        "KB201",
+        "source-unresolved",
+        "error",
+        "validate",
+        "A source id in `sources` has no source record.",
+        "Every number is traced to a source; a citation that leads nowhere traces it to nothing.",
+        '"sources": ["nv-h100-datasheet"] (data/sources/nv-h100-datasheet.json exists)',
+        '"sources": ["no-such-source"]',
+    )
+)
+KB202 = register(
+    Rule(
+        "KB202",
+        "strict-reference-unresolved",
+        "error",
+        "validate",
+        "A reference that must resolve (e.g. benchmark.engine_id) does not.",
+        "A benchmark whose engine does not exist cannot be compared by engine at all.",
+        '"engine_id": "vllm" (data/engines/vllm.json exists)',
+        '"engine_id": "alt-neuron-compiler" (no such engine)',
+    )
+)
+KB203 = register(
+    Rule(
+        "KB203",
+        "reference-unresolved",
+        "warning",
+        "validate",
+        "A reference field names a record that does not exist.",
+        "Dangling references are counted against the KB's budget; each is a fact whose target is missing.",
+        '"accelerator_ids": ["nvidia-h100-sxm"]',
+        '"accelerator_ids": ["nvidia-h100"] (no such accelerator)',
+    )
+)
+KB204 = register(
+    Rule(
+        "KB204",
+        "dangling-budget-exceeded",
+        "error",
+        "validate",
+        "More unresolved references than the KB's budget allows.",
+        "The budget ratchets: CI is green on the known debt and red on any new dangling reference. Lower it when the count drops; never raise it to go green.",
+        "12 dangling references, budget 12",
+        "13 dangling references, budget 12",
+    )
+)
+KB205 = register(
+    Rule(
+        "KB205",
+        "ambiguous-id",
+        "warning",
+        "validate",
+        "The same bare id is used by records of two types.",
+        "Bare-id references to 'any type' (gotcha.affects) and `inferkb show ID` cannot tell them apart.",
+        "data/engines/vllm.json only",
+        "data/engines/vllm.json and data/sources/vllm.json",
+    )
+)
+KB206 = register(
+    Rule(
+        "KB206",
+        "dangling-budget-slack",
+        "info",
+        "validate",
+        "Fewer unresolved references than the budget: lower the budget.",
+        "A budget above the real count lets new dangling references in unnoticed.",
+        "count == budget",
+        "count 8, budget 30",
+    )
+)

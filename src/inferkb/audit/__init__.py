@@ -44,6 +44,7 @@ class AuditResult:
 @dataclass(frozen=True)
 class AuditSpec:
     """A registered audit: ``name``, one-line ``description`` and ``func(kb) -> AuditResult``."""
+
     name: str
     description: str
     func: Callable[[KB], AuditResult]

@@ -51,7 +51,9 @@ BUILTIN_METRICS: dict[str, tuple[str, str, str, bool, str]] = {
 
 _LATENCY_CUES = {
     "ttft": re.compile(r"\bttft\b|time[ -]to[ -]first[ -]token|first[ -]token", re.I),
-    "e2e": re.compile(r"end[ -]to[ -]end|\be2e\b|full request|request latency|time[ -]to[ -]last[ -]token|\bttlt\b|total (?:request )?latency", re.I),
+    "e2e": re.compile(
+        r"end[ -]to[ -]end|\be2e\b|full request|request latency|time[ -]to[ -]last[ -]token|\bttlt\b|total (?:request )?latency", re.I
+    ),
     "itl": re.compile(r"inter[ -]token|\bitl\b|\btpot\b|time per output token|per[ -]token latency|ms ?/ ?tok", re.I),
 }
 _LATENCY_NAMES = {"ttft": "time to first token", "e2e": "end-to-end request latency", "itl": "inter-token latency / TPOT"}
@@ -62,49 +64,112 @@ _PHASE_CUES = {
 _FLOPS_CUE = re.compile(r"\b[TPG]?FLOPS\b|\bTOPS\b")
 _RATE_CUE = re.compile(r"\btok(?:en)?s?\s*/\s*s(?:ec)?\b|tokens per second|\btps\b|\breq/s\b", re.I)
 _TIME_CUE = re.compile(r"^\s*(?:ms|s|seconds?|milliseconds?)\b|\b(?:ms|milliseconds?|seconds?)\b", re.I)
-_RATIO_CUE = re.compile(r"^\s*x\b|\bx\s+(?:multiple|speed-?up|faster|slower|the)\b|\bmultiple of\b|\bspeed-?up\b|"
-                        r"\btimes (?:the|faster|slower|higher|lower)\b|\binflation factor\b", re.I)
-_BASELINE_CUE = re.compile(r"\bbaseline\b|\bvs\.?(?=\s)|\bversus\b|\brelative to\b|\bcompared (?:to|with)\b|\bover (?:the )?(?:same|vanilla|default)\b", re.I)
+_RATIO_CUE = re.compile(
+    r"^\s*x\b|\bx\s+(?:multiple|speed-?up|faster|slower|the)\b|\bmultiple of\b|\bspeed-?up\b|"
+    r"\btimes (?:the|faster|slower|higher|lower)\b|\binflation factor\b",
+    re.I,
+)
+_BASELINE_CUE = re.compile(
+    r"\bbaseline\b|\bvs\.?(?=\s)|\bversus\b|\brelative to\b|\bcompared (?:to|with)\b|\bover (?:the )?(?:same|vanilla|default)\b", re.I
+)
 
 # Scope of a throughput value, most specific first: a value "per GPU (aggregate across the rack)" is per-device.
 SCOPE_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("per-device", re.compile(r"(?<!\dW )(?<!\d W )\bper[ -](?:gpu|accelerator|chip|card|device)\b(?![ -]*(?:power|cap|tdp|limit|memory|vram))|/\s?gpu\b", re.I)),
+    (
+        "per-device",
+        re.compile(
+            r"(?<!\dW )(?<!\d W )\bper[ -](?:gpu|accelerator|chip|card|device)\b(?![ -]*(?:power|cap|tdp|limit|memory|vram))|/\s?gpu\b",
+            re.I,
+        ),
+    ),
     ("per-node", re.compile(r"\bper[ -](?:\d+[ -]gpu[ -])?(?:node|server|host)\b", re.I)),
     ("per-system", re.compile(r"\bper[ -](?:system|rack|cluster)\b", re.I)),
-    ("per-request", re.compile(r"\bper[ -](?:request|user)\b|\bsingle[ -]stream\b|\bone user\b|\bone request at a time\b|"
-                               r"\bbatch(?:[ _-]?size)?\s*(?:=|of|-)?\s*1\b(?![.\d])|\bbs\s*=?\s*1\b(?![.\d])|\bconcurrency\s*(?:=|of)?\s*1\b(?![.\d])|\btg\d+\b", re.I)),
+    (
+        "per-request",
+        re.compile(
+            r"\bper[ -](?:request|user)\b|\bsingle[ -]stream\b|\bone user\b|\bone request at a time\b|"
+            r"\bbatch(?:[ _-]?size)?\s*(?:=|of|-)?\s*1\b(?![.\d])|\bbs\s*=?\s*1\b(?![.\d])|\bconcurrency\s*(?:=|of)?\s*1\b(?![.\d])|\btg\d+\b",
+            re.I,
+        ),
+    ),
     ("aggregate", re.compile(r"\baggregate\b|\bacross all\b|\bsummed over\b|\bsystem[ -]wide\b", re.I)),
 )
 _SCOPE_FIELDS = ("unit", "name", "methodology")
 
-KB401 = register(Rule("KB401", "metric-unit-mismatch", "error", "metric-consistency",
-    "The metric names one quantity but the record's unit/name describe another.",
-    "A ttft_ms filter returns every record filed as ttft_ms; an end-to-end latency filed there makes TTFT look ten to a hundred times worse "
-    "than it is. The unit text is the record's own statement of what was measured, so a contradiction is read from the record itself.",
-    '{"metric": "ttft_ms", "unit": "ms to first token (512-token prompt)"}',
-    '{"metric": "ttft_ms", "unit": "ms average end-to-end latency ..."}'))
-KB402 = register(Rule("KB402", "rate-value-is-ratio", "error", "metric-consistency",
-    "A rate metric (tok/s, req/s) carries a ratio ('1.38x', 'speedup', 'multiple of').",
-    "A factor of 13.4 filed as tok/s reads as a plausible throughput and gets quoted as one; ratios belong to a ratio metric with a named baseline.",
-    '{"metric": "tps_aggregate", "unit": "output tokens/s"}', '{"metric": "tps_aggregate", "unit": "x MULTIPLE of the true steady-state tok/s"}'))
-KB403 = register(Rule("KB403", "ratio-baseline-missing", "error", "metric-consistency",
-    "A ratio metric that needs a baseline (speedup, delta) names none.",
-    "'2x faster' against an unnamed baseline cannot be checked or compared; the baseline is part of the measurement (a ratio metric must name its baseline).",
-    '{"metric": "speedup_ratio", "unit": "x vs BASELINE: same build without EAGLE-3"}', '{"metric": "speedup_ratio", "unit": "x"}'))
-KB404 = register(Rule("KB404", "quoted-change-mismatch", "warning", "metric-consistency",
-    "A percentage change quoted in the text is not reproduced by the numbers in the text or the arms.",
-    "Percentages are derived numbers; recomputing them from the quoted figures catches transcription slips. Tolerance is the rounding of the quoted "
-    "percentage plus the rounding of the figures it was computed from.",
-    '"0.894 s ... 1.578 s (+76.5%)"  ((1.578-0.894)/0.894 = +76.5%)', '"0.894 s ... 1.578 s (+67.5%)"'))
-KB405 = register(Rule("KB405", "non-positive-rate", "warning", "metric-consistency",
-    "A rate metric has a value of zero or less.",
-    "A rate of 0 reads as a failed run; a figure that was not published should be null with a reason, and a deliberate zero needs its own metric or a note.",
-    '{"metric": "decode_tok_s", "value": 42.0}', '{"metric": "decode_tok_s", "value": 0, "unit": "tokens per second (not published)"}'))
-KB406 = register(Rule("KB406", "throughput-scope-unstated", "warning", "metric-consistency",
-    "A throughput value does not say what it is counted over (per device, per node, aggregate, per request).",
-    "22,300 tok/s per node and 22,300 tok/s for 96 GPUs differ twelvefold; without the scope a throughput cannot be compared or checked against hardware limits.",
-    '{"metric": "tps_aggregate", "value_scope": "per-device"}  or unit "output tokens/s (aggregate, 8 GPUs)"',
-    '{"metric": "tps_aggregate", "unit": "tok/s"}'))
+KB401 = register(
+    Rule(
+        "KB401",
+        "metric-unit-mismatch",
+        "error",
+        "metric-consistency",
+        "The metric names one quantity but the record's unit/name describe another.",
+        "A ttft_ms filter returns every record filed as ttft_ms; an end-to-end latency filed there makes TTFT look ten to a hundred times worse "
+        "than it is. The unit text is the record's own statement of what was measured, so a contradiction is read from the record itself.",
+        '{"metric": "ttft_ms", "unit": "ms to first token (512-token prompt)"}',
+        '{"metric": "ttft_ms", "unit": "ms average end-to-end latency ..."}',
+    )
+)
+KB402 = register(
+    Rule(
+        "KB402",
+        "rate-value-is-ratio",
+        "error",
+        "metric-consistency",
+        "A rate metric (tok/s, req/s) carries a ratio ('1.38x', 'speedup', 'multiple of').",
+        "A factor of 13.4 filed as tok/s reads as a plausible throughput and gets quoted as one; ratios belong to a ratio metric with a named baseline.",
+        '{"metric": "tps_aggregate", "unit": "output tokens/s"}',
+        '{"metric": "tps_aggregate", "unit": "x MULTIPLE of the true steady-state tok/s"}',
+    )
+)
+KB403 = register(
+    Rule(
+        "KB403",
+        "ratio-baseline-missing",
+        "error",
+        "metric-consistency",
+        "A ratio metric that needs a baseline (speedup, delta) names none.",
+        "'2x faster' against an unnamed baseline cannot be checked or compared; the baseline is part of the measurement (a ratio metric must name its baseline).",
+        '{"metric": "speedup_ratio", "unit": "x vs BASELINE: same build without EAGLE-3"}',
+        '{"metric": "speedup_ratio", "unit": "x"}',
+    )
+)
+KB404 = register(
+    Rule(
+        "KB404",
+        "quoted-change-mismatch",
+        "warning",
+        "metric-consistency",
+        "A percentage change quoted in the text is not reproduced by the numbers in the text or the arms.",
+        "Percentages are derived numbers; recomputing them from the quoted figures catches transcription slips. Tolerance is the rounding of the quoted "
+        "percentage plus the rounding of the figures it was computed from.",
+        '"0.894 s ... 1.578 s (+76.5%)"  ((1.578-0.894)/0.894 = +76.5%)',
+        '"0.894 s ... 1.578 s (+67.5%)"',
+    )
+)
+KB405 = register(
+    Rule(
+        "KB405",
+        "non-positive-rate",
+        "warning",
+        "metric-consistency",
+        "A rate metric has a value of zero or less.",
+        "A rate of 0 reads as a failed run; a figure that was not published should be null with a reason, and a deliberate zero needs its own metric or a note.",
+        '{"metric": "decode_tok_s", "value": 42.0}',
+        '{"metric": "decode_tok_s", "value": 0, "unit": "tokens per second (not published)"}',
+    )
+)
+KB406 = register(
+    Rule(
+        "KB406",
+        "throughput-scope-unstated",
+        "warning",
+        "metric-consistency",
+        "A throughput value does not say what it is counted over (per device, per node, aggregate, per request).",
+        "22,300 tok/s per node and 22,300 tok/s for 96 GPUs differ twelvefold; without the scope a throughput cannot be compared or checked against hardware limits.",
+        '{"metric": "tps_aggregate", "value_scope": "per-device"}  or unit "output tokens/s (aggregate, 8 GPUs)"',
+        '{"metric": "tps_aggregate", "unit": "tok/s"}',
+    )
+)
 
 
 def metric_info(kb: KB, name: str | None) -> dict[str, Any] | None:
@@ -160,8 +225,17 @@ def value_scope(data: dict[str, Any]) -> tuple[str, dict[str, str] | None] | Non
 _QTY = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(ms|s|sec|seconds|tok/s|tokens/s|req/s|GB|W)(?![\w/])")
 _PCT_AFTER = re.compile(r"[^\d%;~]{0,20}?([+\-\u2212])\s?(\d+)(?:\.(\d+))?\s*%")
 _PCT_ANY = re.compile(r"(?<![\w.])([+\-\u2212])(\d+)(?:\.(\d+))?\s*%")
-_FAMILY = {"ms": ("time", 1e-3), "s": ("time", 1.0), "sec": ("time", 1.0), "seconds": ("time", 1.0),
-           "tok/s": ("tok/s", 1.0), "tokens/s": ("tok/s", 1.0), "req/s": ("req/s", 1.0), "GB": ("GB", 1.0), "W": ("W", 1.0)}
+_FAMILY = {
+    "ms": ("time", 1e-3),
+    "s": ("time", 1.0),
+    "sec": ("time", 1.0),
+    "seconds": ("time", 1.0),
+    "tok/s": ("tok/s", 1.0),
+    "tokens/s": ("tok/s", 1.0),
+    "req/s": ("req/s", 1.0),
+    "GB": ("GB", 1.0),
+    "W": ("W", 1.0),
+}
 _TEXT_FIELDS = ("name", "unit", "methodology", "notes")
 
 
@@ -170,7 +244,7 @@ def _qty(m: re.Match[str]) -> tuple[float, float, str]:
     family, scale = _FAMILY[m.group(3)]
     decimals = len(m.group(2) or "")
     value = float(m.group(1).replace(",", "") + ("." + m.group(2) if m.group(2) else ""))
-    return value * scale, 0.5 * 10 ** -decimals * scale, family
+    return value * scale, 0.5 * 10**-decimals * scale, family
 
 
 def _pct(sign: str, whole: str, frac: str | None) -> tuple[float, float]:
@@ -196,7 +270,7 @@ def _record_quantity(data: dict[str, Any], info: dict[str, Any] | None) -> tuple
         return None
     text = repr(float(value)).rstrip("0").rstrip(".")
     decimals = len(text.split(".")[1]) if "." in text else 0
-    return float(value) * scale, 0.5 * 10 ** -decimals * scale, family
+    return float(value) * scale, 0.5 * 10**-decimals * scale, family
 
 
 def check_quoted_changes(data: dict[str, Any], info: dict[str, Any] | None) -> tuple[list[dict[str, Any]], int]:
@@ -238,8 +312,14 @@ def check_quoted_changes(data: dict[str, Any], info: dict[str, Any] | None) -> t
                 continue
             candidates = [c for _, c in results if c is not None] + deltas
             closest = min(candidates, key=lambda c: abs(c - quoted)) if candidates else None
-            mismatches.append({"field": field, "quote": text[max(0, qm.start() - 60):pm.end()], "quoted_pct": quoted,
-                               "closest_pct": None if closest is None else round(closest, 3)})
+            mismatches.append(
+                {
+                    "field": field,
+                    "quote": text[max(0, qm.start() - 60) : pm.end()],
+                    "quoted_pct": quoted,
+                    "closest_pct": None if closest is None else round(closest, 3),
+                }
+            )
         if deltas:
             for pm in _PCT_ANY.finditer(text):
                 if pm.start(1) in seen_pct:
@@ -248,8 +328,14 @@ def check_quoted_changes(data: dict[str, Any], info: dict[str, Any] | None) -> t
                 checked += 1
                 if not any(abs(d - quoted) <= qtol + 1e-9 for d in deltas):
                     closest = min(deltas, key=lambda c: abs(c - quoted))
-                    mismatches.append({"field": field, "quote": text[max(0, pm.start() - 60):pm.end()], "quoted_pct": quoted,
-                                       "closest_pct": round(closest, 3)})
+                    mismatches.append(
+                        {
+                            "field": field,
+                            "quote": text[max(0, pm.start() - 60) : pm.end()],
+                            "quoted_pct": quoted,
+                            "closest_pct": round(closest, 3),
+                        }
+                    )
     return mismatches, checked
 
 
@@ -302,35 +388,72 @@ def _check_record(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
     mismatch = _measured_mismatch(data, info)
     if mismatch:
         what, evidence = mismatch
-        out.append(KB401.finding(f"metric {metric} ({dimension}, {info.get('unit')}) but the record's {evidence['field']} describes {what}",
-                                 field="metric", evidence=evidence, extra={"metric": metric, "described": what}, **where))
+        out.append(
+            KB401.finding(
+                f"metric {metric} ({dimension}, {info.get('unit')}) but the record's {evidence['field']} describes {what}",
+                field="metric",
+                evidence=evidence,
+                extra={"metric": metric, "described": what},
+                **where,
+            )
+        )
     if dimension == "rate":
         m = _RATIO_CUE.search(unit)
         if m:
-            out.append(KB402.finding(f"rate metric {metric} carries a ratio: its unit describes a multiple, not a rate",
-                                     field="value", evidence={"field": "unit", "quote": _quote(unit, m)}, **where))
+            out.append(
+                KB402.finding(
+                    f"rate metric {metric} carries a ratio: its unit describes a multiple, not a rate",
+                    field="value",
+                    evidence={"field": "unit", "quote": _quote(unit, m)},
+                    **where,
+                )
+            )
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
-            out.append(KB405.finding(f"rate metric {metric} has value {value}; a rate that was not measured should be null with a reason",
-                                     field="value", evidence={"field": "unit", "quote": unit[:160]} if unit else None, **where))
+            out.append(
+                KB405.finding(
+                    f"rate metric {metric} has value {value}; a rate that was not measured should be null with a reason",
+                    field="value",
+                    evidence={"field": "unit", "quote": unit[:160]} if unit else None,
+                    **where,
+                )
+            )
         if metric != "tok_s_per_user" and value is not None and value_scope(data) is None:
-            out.append(KB406.finding(f"{metric} value does not state its scope (per-device, per-node, aggregate or per-request); "
-                                     f"searched value_scope, {', '.join(_SCOPE_FIELDS)}", field="value_scope", **where))
+            out.append(
+                KB406.finding(
+                    f"{metric} value does not state its scope (per-device, per-node, aggregate or per-request); "
+                    f"searched value_scope, {', '.join(_SCOPE_FIELDS)}",
+                    field="value_scope",
+                    **where,
+                )
+            )
     if info.get("requires_baseline") and not data.get("baseline_arm"):
         text = " ".join(_text(data, f) for f in ("unit", "name"))
         if not _BASELINE_CUE.search(text):
-            out.append(KB403.finding(f"ratio metric {metric} names no baseline (no baseline_arm; unit and name mention none)",
-                                     field="unit", **where))
+            out.append(
+                KB403.finding(
+                    f"ratio metric {metric} names no baseline (no baseline_arm; unit and name mention none)", field="unit", **where
+                )
+            )
     mismatches, checked = check_quoted_changes(data, info)
     figures["percent_quotes_checked"] += checked
     for mm in mismatches:
         closest = "" if mm["closest_pct"] is None else f"; the closest recomputation gives {mm['closest_pct']:+.2f}%"
-        out.append(KB404.finding(f"quoted change {mm['quoted_pct']:+g}% is not reproduced by the figures it follows or the arms{closest}",
-                                 field=mm["field"], evidence={"field": mm["field"], "quote": mm["quote"]},
-                                 extra={"quoted_pct": mm["quoted_pct"], "closest_pct": mm["closest_pct"]}, **where))
+        out.append(
+            KB404.finding(
+                f"quoted change {mm['quoted_pct']:+g}% is not reproduced by the figures it follows or the arms{closest}",
+                field=mm["field"],
+                evidence={"field": mm["field"], "quote": mm["quote"]},
+                extra={"quoted_pct": mm["quoted_pct"], "closest_pct": mm["closest_pct"]},
+                **where,
+            )
+        )
     return out
 
 
-@audit("metric-consistency", "Metric vs what unit/name say was measured; ratios in rates; baselines; quoted % changes; non-positive rates; throughput scope.")
+@audit(
+    "metric-consistency",
+    "Metric vs what unit/name say was measured; ratios in rates; baselines; quoted % changes; non-positive rates; throughput scope.",
+)
 def run(kb: KB) -> AuditResult:
     """Run the metric-consistency checks over every benchmark record; figures count records checked and findings by rule."""
     result = AuditResult("metric-consistency")

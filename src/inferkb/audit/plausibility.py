@@ -44,31 +44,73 @@ DECODE_METRICS = {"decode_tok_s", "tok_s_per_user"}
 LATENCY_PER_TOKEN = {"tpot_ms", "itl_ms"}
 THROUGHPUT_METRICS = {"prefill_tok_s", "tps_aggregate", "output_tok_s", "total_tok_s"}
 
-KB501 = register(Rule("KB501", "decode-rate-impossible", "error", "physical-plausibility",
-    "A per-request decode rate exceeds the memory-bandwidth ceiling (implied MBU > 100%).",
-    "Every decode step reads at least the active weights once; no engine can emit one request's tokens faster than aggregate bandwidth "
-    "divided by those bytes. Speculative decoding can beat it (several tokens per read) and then the finding is a warning.",
-    "Llama 3.1 8B BF16 on 1x H100 (3350 GB/s): 150 tok/s -> MBU 72%", "Llama 3.3 70B 4-bit on 1x RTX 5090 (1792 GB/s): 60 tok/s -> MBU 118%"))
-KB502 = register(Rule("KB502", "decode-rate-suspicious", "warning", "physical-plausibility",
-    "A per-request decode rate implies MBU between 90% and 100%.",
-    "Real decode kernels reach roughly 50-85% of peak bandwidth; above 90% the number, the model size, the format or the hardware is probably misstated.",
-    "MBU 70%", "MBU 96%"))
-KB503 = register(Rule("KB503", "throughput-impossible", "error", "physical-plausibility",
-    "A throughput or prefill rate exceeds peak dense FLOPs at the format's precision (implied MFU > 100%).",
-    "Each token costs about 2 x active parameters FLOPs in the forward pass (Kaplan et al. 2020); the devices cannot do more FLOPs than their peak.",
-    "Llama 2 70B FP8 on 8x H100: 30,000 tok/s -> MFU 27%", "Llama 2 70B FP8 on 1x H100: 30,000 tok/s -> MFU 212%"))
-KB504 = register(Rule("KB504", "roofline-unchecked", "info", "physical-plausibility",
-    "A rate could not be checked against the roofline; the finding names the missing input.",
-    "A check that silently skips looks like a pass; naming the missing input (model size, format, bandwidth, device count, scope) says what would make it checkable.",
-    "model, format, accelerator and count all resolved", "model 'DeepSeek-V4.1-Flash' matches no model record and its name is MoE-looking"))
-KB505 = register(Rule("KB505", "bound-needs-device-count", "warning", "physical-plausibility",
-    "The rate exceeds what one device could do and the record does not state how many devices ran it.",
-    "With the count unknown the rate is either impossible (one device) or from an unrecorded multi-device run; either way the record must say.",
-    '{"accelerator_count": 2, ...}', "70B 4-bit at 45 tok/s on 'RTX 5090', count not stated -> 108% of one device"))
+KB501 = register(
+    Rule(
+        "KB501",
+        "decode-rate-impossible",
+        "error",
+        "physical-plausibility",
+        "A per-request decode rate exceeds the memory-bandwidth ceiling (implied MBU > 100%).",
+        "Every decode step reads at least the active weights once; no engine can emit one request's tokens faster than aggregate bandwidth "
+        "divided by those bytes. Speculative decoding can beat it (several tokens per read) and then the finding is a warning.",
+        "Llama 3.1 8B BF16 on 1x H100 (3350 GB/s): 150 tok/s -> MBU 72%",
+        "Llama 3.3 70B 4-bit on 1x RTX 5090 (1792 GB/s): 60 tok/s -> MBU 118%",
+    )
+)
+KB502 = register(
+    Rule(
+        "KB502",
+        "decode-rate-suspicious",
+        "warning",
+        "physical-plausibility",
+        "A per-request decode rate implies MBU between 90% and 100%.",
+        "Real decode kernels reach roughly 50-85% of peak bandwidth; above 90% the number, the model size, the format or the hardware is probably misstated.",
+        "MBU 70%",
+        "MBU 96%",
+    )
+)
+KB503 = register(
+    Rule(
+        "KB503",
+        "throughput-impossible",
+        "error",
+        "physical-plausibility",
+        "A throughput or prefill rate exceeds peak dense FLOPs at the format's precision (implied MFU > 100%).",
+        "Each token costs about 2 x active parameters FLOPs in the forward pass (Kaplan et al. 2020); the devices cannot do more FLOPs than their peak.",
+        "Llama 2 70B FP8 on 8x H100: 30,000 tok/s -> MFU 27%",
+        "Llama 2 70B FP8 on 1x H100: 30,000 tok/s -> MFU 212%",
+    )
+)
+KB504 = register(
+    Rule(
+        "KB504",
+        "roofline-unchecked",
+        "info",
+        "physical-plausibility",
+        "A rate could not be checked against the roofline; the finding names the missing input.",
+        "A check that silently skips looks like a pass; naming the missing input (model size, format, bandwidth, device count, scope) says what would make it checkable.",
+        "model, format, accelerator and count all resolved",
+        "model 'DeepSeek-V4.1-Flash' matches no model record and its name is MoE-looking",
+    )
+)
+KB505 = register(
+    Rule(
+        "KB505",
+        "bound-needs-device-count",
+        "warning",
+        "physical-plausibility",
+        "The rate exceeds what one device could do and the record does not state how many devices ran it.",
+        "With the count unknown the rate is either impossible (one device) or from an unrecorded multi-device run; either way the record must say.",
+        '{"accelerator_count": 2, ...}',
+        "70B 4-bit at 45 tok/s on 'RTX 5090', count not stated -> 108% of one device",
+    )
+)
 
-_MOE_NAME = re.compile(r"\d+\s*x\s*\d+(?:\.\d+)?\s*b\b|(?<![a-z0-9])a\d+(?:\.\d+)?b\b|\bmoe\b|mixtral|deepseek[\s_-]*(?:v\d|r\d|coder[\s_-]*v2)|"
-                       r"gpt[\s_-]*oss|\bactive\b|\bkimi\b|\bglm[\s_-]*4\.[5-9]|qwen\d(?:\.\d)?[\s_-]*next|maverick|scout|\bdbrx\b|\bjamba\b|minimax|\barctic\b|\bexperts?\b",
-                       re.I)
+_MOE_NAME = re.compile(
+    r"\d+\s*x\s*\d+(?:\.\d+)?\s*b\b|(?<![a-z0-9])a\d+(?:\.\d+)?b\b|\bmoe\b|mixtral|deepseek[\s_-]*(?:v\d|r\d|coder[\s_-]*v2)|"
+    r"gpt[\s_-]*oss|\bactive\b|\bkimi\b|\bglm[\s_-]*4\.[5-9]|qwen\d(?:\.\d)?[\s_-]*next|maverick|scout|\bdbrx\b|\bjamba\b|minimax|\barctic\b|\bexperts?\b",
+    re.I,
+)
 _NAME_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bB])\b")
 _SPEC_DECODE = re.compile(r"speculative|\bmtp\b|\beagle\d?\b|\bmedusa\b|draft model|lookahead|\bdspark\b", re.I)
 _COUNT_PATTERNS = (
@@ -106,7 +148,7 @@ def match_model(kb: KB, text: str) -> tuple[list[Record], str | None]:
     for label, rec in _model_index(kb):
         start = norm.find(f" {label} ")
         while start >= 0:
-            after = norm[start + len(label) + 2:]
+            after = norm[start + len(label) + 2 :]
             next_token = after.split(" ", 1)[0]
             if not (label[-1].isdigit() and next_token.isdigit()):
                 hits.append((label, rec))
@@ -144,8 +186,10 @@ def model_size(kb: KB, data: dict[str, Any]) -> tuple[float | None, dict[str, An
     if not text:
         return None, {"missing": "no model named (model_id and model are empty)"}
     if _MOE_NAME.search(text):
-        return None, {"missing": f"model {text!r} matches no model record and its name looks like a mixture-of-experts model, "
-                                 "whose active size a name does not give"}
+        return None, {
+            "missing": f"model {text!r} matches no model record and its name looks like a mixture-of-experts model, "
+            "whose active size a name does not give"
+        }
     sizes = {float(m.group(1)) for m in _NAME_SIZE.finditer(text)}
     if len(sizes) != 1:
         why = "names no size" if not sizes else f"names several sizes ({', '.join(f'{s:g}B' for s in sorted(sizes))})"
@@ -184,11 +228,39 @@ def weight_bytes(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
         return None, "weight format unknown (no resolvable format_id; no format token in format_id, model or name)"
     low = min(found.values())
     tokens = ", ".join(sorted(found))
-    return low, f"format token(s) {tokens} in the record's text ({low:g} bytes per weight{', the smallest named' if len(set(found.values())) > 1 else ''})"
+    return (
+        low,
+        f"format token(s) {tokens} in the record's text ({low:g} bytes per weight{', the smallest named' if len(set(found.values())) > 1 else ''})",
+    )
 
 
-_VENDOR_WORDS = {"nvidia", "amd", "intel", "apple", "google", "geforce", "radeon", "instinct", "sxm", "pcie", "nvl", "the", "and",
-                 "gb", "per", "accelerator", "edition", "workstation", "cloud", "local", "system", "integrated", "gpu", "max", "pro"}
+_VENDOR_WORDS = {
+    "nvidia",
+    "amd",
+    "intel",
+    "apple",
+    "google",
+    "geforce",
+    "radeon",
+    "instinct",
+    "sxm",
+    "pcie",
+    "nvl",
+    "the",
+    "and",
+    "gb",
+    "per",
+    "accelerator",
+    "edition",
+    "workstation",
+    "cloud",
+    "local",
+    "system",
+    "integrated",
+    "gpu",
+    "max",
+    "pro",
+}
 
 
 def accelerator_tokens(acc: Record | None) -> set[str]:
@@ -223,18 +295,18 @@ def device_count(data: dict[str, Any], scope: str | None, acc_tokens: set[str] |
         text = data.get(field) or ""
         found: dict[int, str] = {}
         for m in _COUNT_PATTERNS[0].finditer(text):
-            following = set(normalise(text[m.end():m.end() + 30]).split()[:4])
+            following = set(normalise(text[m.end() : m.end() + 30]).split()[:4])
             if following & acc_tokens:
-                found.setdefault(int(m.group(1)), m.group(0) + text[m.end():m.end() + 12])
+                found.setdefault(int(m.group(1)), m.group(0) + text[m.end() : m.end() + 12])
         for m in _COUNT_PATTERNS[1].finditer(text):
-            if not re.match(r"\s*per\s+(?:node|server|host)", text[m.end():]):
+            if not re.match(r"\s*per\s+(?:node|server|host)", text[m.end() :]):
                 found.setdefault(int(m.group(1)), m.group(0))
         m = _SINGLE.search(text)
         if m:
             found.setdefault(1, m.group(0))
         found.pop(0, None)
         if len(found) == 1:
-            (n, quote), = found.items()
+            ((n, quote),) = found.items()
             return n, f"device count from {field}: {quote.strip()!r}"
         if found:
             return None, f"device count ambiguous: {field} states {', '.join(str(n) for n in sorted(found))}"
@@ -273,7 +345,9 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
     elif metric == "tok_s_per_user" or (metric == "decode_tok_s" and scope == "per-request"):
         kind, rate = "decode", float(value)
     elif metric == "decode_tok_s" and scope is None:
-        return [KB504.finding("decode_tok_s not checked: the text does not say whether the rate is per request or summed over a batch", **where)]
+        return [
+            KB504.finding("decode_tok_s not checked: the text does not say whether the rate is per request or summed over a batch", **where)
+        ]
     else:
         kind, rate = "throughput", float(value)
     figures["rate_records"] += 1
@@ -295,13 +369,20 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
         bpw, fmt_basis = weight_bytes(kb, data)
         peak = roofline.peak_dense_tflops(acc.data.get("flops") or [], (bpw or 0) * 8) if acc else None
         if acc is not None and peak is None:
-            missing.append(f"accelerator {acc.id} has no dense flops row at {bpw * 8:g}-bit or wider" if bpw else f"accelerator {acc.id} has no dense flops row")
+            missing.append(
+                f"accelerator {acc.id} has no dense flops row at {bpw * 8:g}-bit or wider"
+                if bpw
+                else f"accelerator {acc.id} has no dense flops row"
+            )
     if missing:
         figures["unchecked"] += 1
         return [KB504.finding(f"{metric} not checked against the roofline: " + "; ".join(missing), extra={"missing": missing}, **where)]
 
-    size_note = (f"{params / 1e9:g}B active parameters from model record {size_info['model']}" if size_info["basis"] == "model record"
-                 else f"{params / 1e9:g}B parameters taken from the model NAME {size_info['model']!r} (dense-looking, no model record)")
+    size_note = (
+        f"{params / 1e9:g}B active parameters from model record {size_info['model']}"
+        if size_info["basis"] == "model record"
+        else f"{params / 1e9:g}B parameters taken from the model NAME {size_info['model']!r} (dense-looking, no model record)"
+    )
     n = devices or 1
     if kind == "decode":
         kv, context, batch = size_info.get("kv_bytes_per_token"), (data.get("conditions") or {}).get("input_tokens"), 1
@@ -315,14 +396,18 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
         per_token = roofline.bytes_per_decode_token(params, bpw, kv_bytes_per_token=kv, context_tokens=context, batch=batch)
         util = roofline.mbu(rate, per_token, bw, n)
         what = "MBU"
-        detail = (f"{rate:g} tok/s x {per_token / 1e9:.3g} GB/token = {rate * per_token / 1e9:.4g} GB/s vs {n} x {bw:g} GB/s "
-                  f"({acc.id}); {size_note}; {fmt_basis}; {kv_note}; devices: {dev_basis}")
+        detail = (
+            f"{rate:g} tok/s x {per_token / 1e9:.3g} GB/token = {rate * per_token / 1e9:.4g} GB/s vs {n} x {bw:g} GB/s "
+            f"({acc.id}); {size_note}; {fmt_basis}; {kv_note}; devices: {dev_basis}"
+        )
     else:
         tflops, precision = peak
         util = roofline.mfu(rate, params, tflops, n)
         what = "MFU"
-        detail = (f"{rate:g} tok/s x 2 x {params / 1e9:g}e9 FLOP = {rate * 2 * params / 1e12:.4g} TFLOP/s vs {n} x {tflops:g} dense {precision} TFLOPS "
-                  f"({acc.id}); {size_note}; {fmt_basis if bpw else 'format unknown, so the fastest dense peak of any precision is used'}; devices: {dev_basis}")
+        detail = (
+            f"{rate:g} tok/s x 2 x {params / 1e9:g}e9 FLOP = {rate * 2 * params / 1e12:.4g} TFLOP/s vs {n} x {tflops:g} dense {precision} TFLOPS "
+            f"({acc.id}); {size_note}; {fmt_basis if bpw else 'format unknown, so the fastest dense peak of any precision is used'}; devices: {dev_basis}"
+        )
     entry = {what.lower(): round(util, 4), "devices": devices, "size_basis": size_info["basis"]}
     if devices is None:
         entry["note"] = "device count unknown: utilisation of ONE device, an upper bound"
@@ -331,15 +416,27 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
     extra = {what.lower(): round(util, 4), "devices": devices, "size_basis": size_info["basis"]}
     if devices is None:
         if util > 1:
-            return [KB505.finding(f"{metric} {value:g} implies {what} {util:.0%} of ONE device and the device count is not stated: {detail}",
-                                  extra=extra, **where)]
+            return [
+                KB505.finding(
+                    f"{metric} {value:g} implies {what} {util:.0%} of ONE device and the device count is not stated: {detail}",
+                    extra=extra,
+                    **where,
+                )
+            ]
         return []
     if util > 1:
         rule = KB501 if kind == "decode" else KB503
         spec = kind == "decode" and any(_SPEC_DECODE.search(data.get(f) or "") for f in ("name", "unit", "methodology", "notes"))
         if spec:
-            return [rule.finding(f"{metric} {value:g} implies {what} {util:.0%}: possible only because the text mentions speculative decoding "
-                                 f"(several tokens per weight read): {detail}", severity="warning", extra=extra, **where)]
+            return [
+                rule.finding(
+                    f"{metric} {value:g} implies {what} {util:.0%}: possible only because the text mentions speculative decoding "
+                    f"(several tokens per weight read): {detail}",
+                    severity="warning",
+                    extra=extra,
+                    **where,
+                )
+            ]
         return [rule.finding(f"{metric} {value:g} implies {what} {util:.0%} (> 100%, impossible): {detail}", extra=extra, **where)]
     if kind == "decode" and util > MBU_SUSPICIOUS:
         return [KB502.finding(f"{metric} {value:g} implies {what} {util:.0%} (> 90%): {detail}", extra=extra, **where)]

@@ -28,17 +28,42 @@ if TYPE_CHECKING:
 
 MAX_AGE_DAYS = 90
 
-KB901 = register(Rule("KB901", "price-stale", "warning", "staleness",
-    f"A supply or price record was last verified more than {MAX_AGE_DAYS} days ago.",
-    "Prices, lead times and availability move monthly; a quote that has not been re-checked for a quarter is history, not a price.",
-    '{"type": "supply", "updated": "<within the last 90 days>"}', '{"type": "supply", "updated": "2025-01-10"} (checked in 2026)'))
-KB902 = register(Rule("KB902", "price-date-in-future", "info", "staleness",
-    "A supply or price record's `updated` is in the future, so its age cannot be computed (the date itself is the error KB106).",
-    "Reported once at info level so the staleness figures explain the record they leave out; validate's KB106 is the error.",
-    '{"updated": "2026-10-04"}', '{"updated": "2099-01-01"}'))
-KB903 = register(Rule("KB903", "price-undated", "warning", "staleness",
-    "A supply or price record has no usable `updated` date, so nobody can tell when the price was true.",
-    "A price without a date cannot be judged current or stale.", '{"price_usd": 25000, "updated": "2026-09-01"}', '{"price_usd": 25000}'))
+KB901 = register(
+    Rule(
+        "KB901",
+        "price-stale",
+        "warning",
+        "staleness",
+        f"A supply or price record was last verified more than {MAX_AGE_DAYS} days ago.",
+        "Prices, lead times and availability move monthly; a quote that has not been re-checked for a quarter is history, not a price.",
+        '{"type": "supply", "updated": "<within the last 90 days>"}',
+        '{"type": "supply", "updated": "2025-01-10"} (checked in 2026)',
+    )
+)
+KB902 = register(
+    Rule(
+        "KB902",
+        "price-date-in-future",
+        "info",
+        "staleness",
+        "A supply or price record's `updated` is in the future, so its age cannot be computed (the date itself is the error KB106).",
+        "Reported once at info level so the staleness figures explain the record they leave out; validate's KB106 is the error.",
+        '{"updated": "2026-10-04"}',
+        '{"updated": "2099-01-01"}',
+    )
+)
+KB903 = register(
+    Rule(
+        "KB903",
+        "price-undated",
+        "warning",
+        "staleness",
+        "A supply or price record has no usable `updated` date, so nobody can tell when the price was true.",
+        "A price without a date cannot be judged current or stale.",
+        '{"price_usd": 25000, "updated": "2026-09-01"}',
+        '{"price_usd": 25000}',
+    )
+)
 
 
 def _today() -> _dt.date:
@@ -89,18 +114,31 @@ def run(kb: KB, *, today: _dt.date | None = None, max_age_days: int = MAX_AGE_DA
             continue
         if day > today:
             counts["future"] += 1
-            result.findings.append(KB902.finding(f"updated {raw} is after today ({today}); age not computed (validate reports it as KB106)", **where))
+            result.findings.append(
+                KB902.finding(f"updated {raw} is after today ({today}); age not computed (validate reports it as KB106)", **where)
+            )
             continue
         if oldest is None or day < oldest[0]:
             oldest = (day, rec)
         age = (today - day).days
         if age > max_age_days:
             counts["stale"] += 1
-            result.findings.append(KB901.finding(f"last verified {raw}, {age} days ago (limit {max_age_days}); re-check the price and availability",
-                                                 evidence={"field": "updated", "quote": raw}, extra={"age_days": age}, **where))
+            result.findings.append(
+                KB901.finding(
+                    f"last verified {raw}, {age} days ago (limit {max_age_days}); re-check the price and availability",
+                    evidence={"field": "updated", "quote": raw},
+                    extra={"age_days": age},
+                    **where,
+                )
+            )
         else:
             counts["fresh"] += 1
-    result.figures = {**counts, "max_age_days": max_age_days, "today": today.isoformat(),
-                      "oldest": None if oldest is None else {"record": oldest[1].key, "updated": oldest[0].isoformat(),
-                                                               "age_days": (today - oldest[0]).days}}
+    result.figures = {
+        **counts,
+        "max_age_days": max_age_days,
+        "today": today.isoformat(),
+        "oldest": None
+        if oldest is None
+        else {"record": oldest[1].key, "updated": oldest[0].isoformat(), "age_days": (today - oldest[0]).days},
+    }
     return result

@@ -157,13 +157,20 @@ def run(kb: KB, name: str, *, write: bool = False, today: _dt.date | None = None
     diff = apply.unified_diff(writes)
     table = apply.summary_table(changes)
     result = DeriveResult(
-        name=name, kb=str(kb.root), changes=changes, findings=list(output.findings) + refusals,
-        diff_text=(diff + "\n" if diff else "") + table + "\n", proof=proof,
-        files=[w.rel for w in writes], counts=_counts(spec, changes, output.findings))
+        name=name,
+        kb=str(kb.root),
+        changes=changes,
+        findings=list(output.findings) + refusals,
+        diff_text=(diff + "\n" if diff else "") + table + "\n",
+        proof=proof,
+        files=[w.rel for w in writes],
+        counts=_counts(spec, changes, output.findings),
+    )
     if write and writes:
         if result.refused:
-            raise DeriveRefused(f"derivation {name} refused to write: " + (
-                "; ".join(f.message for f in refusals[:3]) or proof.to_text()), result)
+            raise DeriveRefused(
+                f"derivation {name} refused to write: " + ("; ".join(f.message for f in refusals[:3]) or proof.to_text()), result
+            )
         result.files = apply.write_all(kb, writes)
         result.written = True
     return result

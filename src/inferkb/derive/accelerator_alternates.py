@@ -23,8 +23,9 @@ if TYPE_CHECKING:
     from ..store import KB
 
 
-@derivation("accelerator-alternates", "list the accelerators a benchmark's hardware_raw string cannot tell apart",
-            ("accelerator_alternates",))
+@derivation(
+    "accelerator-alternates", "list the accelerators a benchmark's hardware_raw string cannot tell apart", ("accelerator_alternates",)
+)
 def derive_alternates(kb: KB) -> DerivationOutput:
     """Proposals for benchmark records with a ``hardware_raw`` and no ``accelerator_alternates``."""
     out = DerivationOutput()
@@ -41,32 +42,51 @@ def derive_alternates(kb: KB) -> DerivationOutput:
         cands = hardware.candidates(kb, part)
         chosen = [a for a in rec.data.get("accelerator_ids") or [] if isinstance(a, str)]
         if not cands:
-            out.findings.append(base.KB1002.finding(
-                f"hardware_raw {part!r} matches no accelerator alias, name or id; add the string to the right part's aliases",
-                evidence=evidence, **where))
+            out.findings.append(
+                base.KB1002.finding(
+                    f"hardware_raw {part!r} matches no accelerator alias, name or id; add the string to the right part's aliases",
+                    evidence=evidence,
+                    **where,
+                )
+            )
             continue
         if len(cands) == 1 and (not chosen or chosen == cands):
             continue
         if not chosen:
-            out.findings.append(base.KB1001.finding(
-                f"hardware_raw {part!r} matches {', '.join(cands)} and the record chose none; nothing is listed",
-                evidence=evidence, extra={"candidates": cands}, **where))
+            out.findings.append(
+                base.KB1001.finding(
+                    f"hardware_raw {part!r} matches {', '.join(cands)} and the record chose none; nothing is listed",
+                    evidence=evidence,
+                    extra={"candidates": cands},
+                    **where,
+                )
+            )
             continue
         stray = [a for a in chosen if a not in cands]
         if stray:
-            out.findings.append(base.KB1003.finding(
-                f"accelerator_ids {', '.join(stray)} is not a candidate for hardware_raw {part!r} "
-                f"(candidates: {', '.join(cands)}); no alternates derived", evidence=evidence, extra={"candidates": cands},
-                **where))
+            out.findings.append(
+                base.KB1003.finding(
+                    f"accelerator_ids {', '.join(stray)} is not a candidate for hardware_raw {part!r} "
+                    f"(candidates: {', '.join(cands)}); no alternates derived",
+                    evidence=evidence,
+                    extra={"candidates": cands},
+                    **where,
+                )
+            )
             continue
         alternates = [c for c in cands if c not in chosen]
         if not alternates:
             continue
-        out.proposals.append(Proposal(
-            rec.key, "accelerator_alternates", alternates,
-            method="hardware_raw (device count removed) matched against accelerator aliases, names and ids "
-                   "(inferkb.hardware.candidates); alternates = candidates minus accelerator_ids",
-            evidence=evidence,
-            basis=f"the string {part!r} names {', '.join(cands)} equally; it cannot tell {', '.join(alternates)} "
-                  f"apart from the chosen {', '.join(chosen)}"))
+        out.proposals.append(
+            Proposal(
+                rec.key,
+                "accelerator_alternates",
+                alternates,
+                method="hardware_raw (device count removed) matched against accelerator aliases, names and ids "
+                "(inferkb.hardware.candidates); alternates = candidates minus accelerator_ids",
+                evidence=evidence,
+                basis=f"the string {part!r} names {', '.join(cands)} equally; it cannot tell {', '.join(alternates)} "
+                f"apart from the chosen {', '.join(chosen)}",
+            )
+        )
     return out

@@ -87,8 +87,9 @@ def _quote_ok(data: dict[str, Any], evidence: dict[str, str] | None) -> bool:
     return value is not None and bool(quote) and quote in base.field_text(value)
 
 
-def plan(kb: KB, tag: str, targets: tuple[str, ...], proposals: list[base.Proposal], today: _dt.date
-         ) -> tuple[list[Change], list[FileWrite], list[Finding]]:
+def plan(
+    kb: KB, tag: str, targets: tuple[str, ...], proposals: list[base.Proposal], today: _dt.date
+) -> tuple[list[Change], list[FileWrite], list[Finding]]:
     """Place every proposal; returns the changes, the files to write (sidecar before record) and refusal findings."""
     caps = base.SchemaCaps(kb)
     by_record: dict[str, list[base.Proposal]] = {}
@@ -111,9 +112,14 @@ def plan(kb: KB, tag: str, targets: tuple[str, ...], proposals: list[base.Propos
             if not _quote_ok(rec.data, p.evidence):
                 problems.append(f"quote {p.evidence!r} is not an exact substring of the record's field")
             if problems:
-                refusals.append(base.KB1004.finding(
-                    f"{p.field}: not derived, its provenance entry is unusable: {'; '.join(problems)}",
-                    record=key, path=rec.path, field=p.field))
+                refusals.append(
+                    base.KB1004.finding(
+                        f"{p.field}: not derived, its provenance entry is unusable: {'; '.join(problems)}",
+                        record=key,
+                        path=rec.path,
+                        field=p.field,
+                    )
+                )
                 continue
             if caps.allows(rec.type, p.field):
                 old, placement = rec.data.get(p.field), "record"
@@ -131,13 +137,35 @@ def plan(kb: KB, tag: str, targets: tuple[str, ...], proposals: list[base.Propos
         if side_new != (side_old or None) and (side_new.get("derived") or side_new["provenance"]):
             spath = base.sidecar_path(kb, rec)
             allowed = ("record", "provenance") + tuple(f"derived.{t}" for t in targets)
-            writes.append(FileWrite(spath, str(spath.relative_to(kb.root)), key, "sidecar", side_text, dumps_like(side_text, side_old, side_new),
-                                    side_old, side_new, allowed))
+            writes.append(
+                FileWrite(
+                    spath,
+                    str(spath.relative_to(kb.root)),
+                    key,
+                    "sidecar",
+                    side_text,
+                    dumps_like(side_text, side_old, side_new),
+                    side_old,
+                    side_new,
+                    allowed,
+                )
+            )
         if new != rec.data:
             path = kb.root / rec.path
             old_text = path.read_text(encoding="utf-8") if path.is_file() else None
-            writes.append(FileWrite(path, rec.path, key, "record", old_text, dumps_like(old_text, rec.data, new),
-                                    rec.data, new, targets + base.ALWAYS_ALLOWED))
+            writes.append(
+                FileWrite(
+                    path,
+                    rec.path,
+                    key,
+                    "record",
+                    old_text,
+                    dumps_like(old_text, rec.data, new),
+                    rec.data,
+                    new,
+                    targets + base.ALWAYS_ALLOWED,
+                )
+            )
     return changes, writes, refusals
 
 
@@ -180,9 +208,14 @@ def unified_diff(writes: list[FileWrite]) -> str:
     """One unified diff (difflib) per file, ``a/<rel>`` -> ``b/<rel>`` (``/dev/null`` for a new file)."""
     parts: list[str] = []
     for w in writes:
-        parts.extend(difflib.unified_diff(
-            _lines(w.old_text), _lines(w.new_text),
-            fromfile=f"a/{w.rel}" if w.old_text is not None else "/dev/null", tofile=f"b/{w.rel}"))
+        parts.extend(
+            difflib.unified_diff(
+                _lines(w.old_text),
+                _lines(w.new_text),
+                fromfile=f"a/{w.rel}" if w.old_text is not None else "/dev/null",
+                tofile=f"b/{w.rel}",
+            )
+        )
     return "".join(parts)
 
 

@@ -40,30 +40,55 @@ SIDECAR_DIR = "provenance"
 # Fields a derivation may touch besides its target fields (DESIGN.md rule 3; the proof enforces it).
 ALWAYS_ALLOWED = ("provenance", "updated")
 
-KB1001 = register(Rule(
-    "KB1001", "derive-ambiguous", "warning", "derive",
-    "The record's evidence names several candidate values; nothing was derived.",
-    "Evidence must determine a value uniquely (evidence must determine the value). 'FP8' alone does not say E4M3, E5M2 or block-scaled, "
-    "and an nvidia-smi 'H100' does not say SXM or PCIe; a pick would be a plausible guess that readers then trust.",
-    '"model": "Llama-3.1-8B-Instruct-FP8-E4M3"  ->  format_id fp8-e4m3',
-    '"model": "Llama-3.1-8B-Instruct-FP8"  ->  candidates fp8-e4m3, fp8-e5m2, fp8-blockwise; no value'))
-KB1002 = register(Rule(
-    "KB1002", "derive-no-evidence", "info", "derive",
-    "A derivation found nothing in the record (or the records it references) that establishes the value.",
-    "A null with a reason beats a plausible value: the finding says what was searched and what would recover the value.",
-    '"accelerator_ids": ["nvidia-h100-sxm"] and that record lists its interconnects',
-    '"accelerator_ids": ["x"] where accelerator x has no interconnect list'))
-KB1003 = register(Rule(
-    "KB1003", "derive-conflict", "warning", "derive",
-    "The record's own fields contradict each other or an existing value; nothing was derived.",
-    "A derivation that overrode or ignored a contradiction would hide an error in the record.",
-    '"accelerator_count": 4, "conditions": {"tensor_parallel": 4}',
-    '"accelerator_count": 1, "conditions": {"tensor_parallel": 4}'))
-KB1004 = register(Rule(
-    "KB1004", "derive-refused", "error", "derive",
-    "A derived write was refused: it would make a record invalid or the no-number-changed proof failed.",
-    "A derivation may only add metadata with its provenance; anything else is a correction and needs a human.",
-    "(proof: only interconnect_ids and provenance changed)", "(proof: value changed from 894.0 to 1578.0)"))
+KB1001 = register(
+    Rule(
+        "KB1001",
+        "derive-ambiguous",
+        "warning",
+        "derive",
+        "The record's evidence names several candidate values; nothing was derived.",
+        "Evidence must determine a value uniquely (evidence must determine the value). 'FP8' alone does not say E4M3, E5M2 or block-scaled, "
+        "and an nvidia-smi 'H100' does not say SXM or PCIe; a pick would be a plausible guess that readers then trust.",
+        '"model": "Llama-3.1-8B-Instruct-FP8-E4M3"  ->  format_id fp8-e4m3',
+        '"model": "Llama-3.1-8B-Instruct-FP8"  ->  candidates fp8-e4m3, fp8-e5m2, fp8-blockwise; no value',
+    )
+)
+KB1002 = register(
+    Rule(
+        "KB1002",
+        "derive-no-evidence",
+        "info",
+        "derive",
+        "A derivation found nothing in the record (or the records it references) that establishes the value.",
+        "A null with a reason beats a plausible value: the finding says what was searched and what would recover the value.",
+        '"accelerator_ids": ["nvidia-h100-sxm"] and that record lists its interconnects',
+        '"accelerator_ids": ["x"] where accelerator x has no interconnect list',
+    )
+)
+KB1003 = register(
+    Rule(
+        "KB1003",
+        "derive-conflict",
+        "warning",
+        "derive",
+        "The record's own fields contradict each other or an existing value; nothing was derived.",
+        "A derivation that overrode or ignored a contradiction would hide an error in the record.",
+        '"accelerator_count": 4, "conditions": {"tensor_parallel": 4}',
+        '"accelerator_count": 1, "conditions": {"tensor_parallel": 4}',
+    )
+)
+KB1004 = register(
+    Rule(
+        "KB1004",
+        "derive-refused",
+        "error",
+        "derive",
+        "A derived write was refused: it would make a record invalid or the no-number-changed proof failed.",
+        "A derivation may only add metadata with its provenance; anything else is a correction and needs a human.",
+        "(proof: only interconnect_ids and provenance changed)",
+        "(proof: value changed from 894.0 to 1578.0)",
+    )
+)
 
 
 @dataclass(slots=True)

@@ -55,7 +55,9 @@ _PARTIAL_AFTER = re.compile(r"^[\s)]*(?:moe\s+)?(?:experts?|expert weights|moe l
 _PARTIAL_BEFORE = re.compile(r"\bmoe[\w-]*[\s=:'\"]*$", re.I)
 _HEDGE = re.compile(
     r"\b(?:never stated|not stated|unstated|not given|not documented|not specified|unspecified|implied|presumably|"
-    r"probably|likely|assumed|assume|unknown|unclear|unconfirmed|possibly|may be|might be)\b", re.I)
+    r"probably|likely|assumed|assume|unknown|unclear|unconfirmed|possibly|may be|might be)\b",
+    re.I,
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 _ID_CHARS = re.compile(r"[A-Za-z0-9_.-]")
 
@@ -86,8 +88,7 @@ def vocabulary() -> tuple[Token, ...]:
     """The tokens of ``format_tokens.toml`` (read once)."""
     text = (resources.files("inferkb.derive") / "format_tokens.toml").read_text(encoding="utf-8")
     doc = tomllib.loads(text)
-    return tuple(Token(name, tuple(p.lower() for p in spec["patterns"]), tuple(spec["candidates"]))
-                 for name, spec in doc["tokens"].items())
+    return tuple(Token(name, tuple(p.lower() for p in spec["patterns"]), tuple(spec["candidates"])) for name, spec in doc["tokens"].items())
 
 
 @cache
@@ -135,12 +136,11 @@ def mentions(kb: KB, data: dict) -> list[Mention]:
         for m in pattern.finditer(text):
             token = by_text[m.group(0).lower()]
             lo, hi = _sentence_bounds(text, m.start(), m.end())
-            before, after = text[max(lo, m.start() - 25): m.start()], text[m.end(): min(hi, m.end() + 15)]
+            before, after = text[max(lo, m.start() - 25) : m.start()], text[m.end() : min(hi, m.end() + 15)]
             word, w_start, w_end = _enclosing_id(text, m.start(), m.end())
             # "kv_cache_dtype fp8_e4m3": judge the whole word, so its second token is a KV-cache dtype too
-            kv_before, kv_after = text[max(lo, w_start - 25): w_start], text[w_end: min(hi, w_end + 15)]
-            if (_KV_BEFORE.search(before) or _KV_BEFORE.search(kv_before)
-                    or _KV_AFTER.search(after) or _KV_AFTER.search(kv_after)):
+            kv_before, kv_after = text[max(lo, w_start - 25) : w_start], text[w_end : min(hi, w_end + 15)]
+            if _KV_BEFORE.search(before) or _KV_BEFORE.search(kv_before) or _KV_AFTER.search(after) or _KV_AFTER.search(kv_after):
                 kind = "kv-cache"
             elif _FLOPS_BEFORE.search(before) or _FLOPS_AFTER.search(after):
                 kind = "peak-compute"
@@ -166,30 +166,44 @@ def _one(kb: KB, rec: Record, existing: set[str], out: DerivationOutput) -> None
     found = mentions(kb, rec.data)
     partial = [m for m in found if m.kind == "partial"]
     if partial:
-        out.findings.append(base.KB1001.finding(
-            f"format_id not filled: {partial[0].token.name} is stated for part of the model only ({partial[0].quote!r}); "
-            "the format of the other weights is not stated",
-            record=rec.key, path=rec.path, field="format_id", evidence={"field": partial[0].field, "quote": partial[0].quote},
-            extra={"candidates": sorted(set(partial[0].token.candidates) & existing), "mentions": _evidence_list(found)}))
+        out.findings.append(
+            base.KB1001.finding(
+                f"format_id not filled: {partial[0].token.name} is stated for part of the model only ({partial[0].quote!r}); "
+                "the format of the other weights is not stated",
+                record=rec.key,
+                path=rec.path,
+                field="format_id",
+                evidence={"field": partial[0].field, "quote": partial[0].quote},
+                extra={"candidates": sorted(set(partial[0].token.candidates) & existing), "mentions": _evidence_list(found)},
+            )
+        )
         return
     positive = [m for m in found if m.kind == "positive"]
     hedged = [m for m in found if m.kind == "hedged"]
     where = dict(record=rec.key, path=rec.path, field="format_id")
     if not positive:
         why = "no format token" if not found else f"only {', '.join(sorted({m.kind for m in found}))} mentions of a format"
-        out.findings.append(base.KB1002.finding(
-            f"format_id not filled: {why} in {', '.join(TEXT_FIELDS)}; recover from the model card or the engine's "
-            "quantization flag", extra={"mentions": _evidence_list(found)} if found else None, **where))
+        out.findings.append(
+            base.KB1002.finding(
+                f"format_id not filled: {why} in {', '.join(TEXT_FIELDS)}; recover from the model card or the engine's quantization flag",
+                extra={"mentions": _evidence_list(found)} if found else None,
+                **where,
+            )
+        )
         return
     sets = [set(m.token.candidates) & existing for m in positive]
     named = sorted({m.token.name for m in positive})
     unknown = [m.token.name for m, s in zip(positive, sets, strict=True) if not s]
     if unknown and len(set(unknown)) == len(named):
-        out.findings.append(base.KB1002.finding(
-            f"format_id not filled: the text names {', '.join(named)} but this KB has no quantization record for it "
-            f"(looked for: {', '.join(sorted({c for m in positive for c in m.token.candidates}))})",
-            evidence={"field": positive[0].field, "quote": positive[0].quote}, extra={"mentions": _evidence_list(positive)},
-            **where))
+        out.findings.append(
+            base.KB1002.finding(
+                f"format_id not filled: the text names {', '.join(named)} but this KB has no quantization record for it "
+                f"(looked for: {', '.join(sorted({c for m in positive for c in m.token.candidates}))})",
+                evidence={"field": positive[0].field, "quote": positive[0].quote},
+                extra={"mentions": _evidence_list(positive)},
+                **where,
+            )
+        )
         return
     result = set.intersection(*sets)
     bad_hedge = [m for m in hedged if not result or not set(m.token.candidates) & result]
@@ -201,12 +215,17 @@ def _one(kb: KB, rec: Record, existing: set[str], out: DerivationOutput) -> None
             if m.field not in seen.setdefault(m.token.name, []):
                 seen[m.token.name].append(m.field)
         used = ", ".join(f"{tok} ({', '.join(fields)})" for tok, fields in seen.items())
-        out.proposals.append(Proposal(
-            rec.key, "format_id", value,
-            method="format tokens in the record's own name/model/methodology/unit/notes (format_tokens.toml), "
-                   "candidate sets intersected over every positive mention",
-            evidence={"field": best.field, "quote": best.quote},
-            basis=f"the record's own text names {used}; the only quantization record of this KB all of them fit is {value}"))
+        out.proposals.append(
+            Proposal(
+                rec.key,
+                "format_id",
+                value,
+                method="format tokens in the record's own name/model/methodology/unit/notes (format_tokens.toml), "
+                "candidate sets intersected over every positive mention",
+                evidence={"field": best.field, "quote": best.quote},
+                basis=f"the record's own text names {used}; the only quantization record of this KB all of them fit is {value}",
+            )
+        )
         return
     candidates = sorted(set().union(*sets, *(set(m.token.candidates) & existing for m in bad_hedge)))
     if len(result) > 1:
@@ -215,10 +234,14 @@ def _one(kb: KB, rec: Record, existing: set[str], out: DerivationOutput) -> None
         why = f"a hedged mention ({', '.join(sorted({m.token.name for m in bad_hedge}))}) names another format"
     else:
         why = f"the text names different formats ({', '.join(named)})"
-    out.findings.append(base.KB1001.finding(
-        f"format_id not filled: {why}; candidates: {', '.join(candidates)}",
-        evidence={"field": positive[0].field, "quote": positive[0].quote},
-        extra={"candidates": candidates, "mentions": _evidence_list(positive + hedged)}, **where))
+    out.findings.append(
+        base.KB1001.finding(
+            f"format_id not filled: {why}; candidates: {', '.join(candidates)}",
+            evidence={"field": positive[0].field, "quote": positive[0].quote},
+            extra={"candidates": candidates, "mentions": _evidence_list(positive + hedged)},
+            **where,
+        )
+    )
 
 
 @derivation("format-id", "fill an empty benchmark format_id from format tokens in the record's own text", ("format_id",))

@@ -55,8 +55,9 @@ def _fabric(kb: KB, rec: Record, out: DerivationOutput) -> None:
     accs = rec.data.get("accelerator_ids")
 
     def none(reason: str) -> None:
-        out.findings.append(base.KB1002.finding(f"interconnect_ids not filled: {reason}", record=rec.key, path=rec.path,
-                                                field="interconnect_ids"))
+        out.findings.append(
+            base.KB1002.finding(f"interconnect_ids not filled: {reason}", record=rec.key, path=rec.path, field="interconnect_ids")
+        )
 
     if not isinstance(accs, list) or not accs or not all(isinstance(a, str) for a in accs):
         none("the record names no accelerator (accelerator_ids is empty or absent); recover by naming the hardware")
@@ -75,8 +76,10 @@ def _fabric(kb: KB, rec: Record, out: DerivationOutput) -> None:
             return
         dangling = [i for i in listed if i not in known]
         if dangling:
-            none(f"accelerator {acc_id} lists {', '.join(map(repr, dangling))}, not interconnect records of this KB; "
-                 f"the union would dangle or be incomplete; recover by fixing {acc.path}")
+            none(
+                f"accelerator {acc_id} lists {', '.join(map(repr, dangling))}, not interconnect records of this KB; "
+                f"the union would dangle or be incomplete; recover by fixing {acc.path}"
+            )
             return
         parts.append(f"{acc_id}: {', '.join(listed) or 'none'}")
         union.extend(i for i in listed if i not in union)
@@ -87,11 +90,16 @@ def _fabric(kb: KB, rec: Record, out: DerivationOutput) -> None:
         evidence = {"field": "accelerator_ids[0]", "quote": accs[0]}
     else:
         evidence = {"field": "accelerator_ids", "quote": json.dumps(accs, ensure_ascii=False)}
-    out.proposals.append(Proposal(
-        rec.key, "interconnect_ids", union,
-        method="ordered union of the `interconnect` lists of the accelerator records named in accelerator_ids",
-        evidence=evidence,
-        basis=f"fabric present in the hardware configuration ({'; '.join(parts)}); not evidence that the run used it"))
+    out.proposals.append(
+        Proposal(
+            rec.key,
+            "interconnect_ids",
+            union,
+            method="ordered union of the `interconnect` lists of the accelerator records named in accelerator_ids",
+            evidence=evidence,
+            basis=f"fabric present in the hardware configuration ({'; '.join(parts)}); not evidence that the run used it",
+        )
+    )
 
 
 def exercised(data: dict[str, Any]) -> tuple[bool | None, str, dict[str, str] | None, bool]:
@@ -114,21 +122,38 @@ def exercised(data: dict[str, Any]) -> tuple[bool | None, str, dict[str, str] | 
         if count is not None and count < needed:
             return None, f"accelerator_count {count} cannot hold the stated split {stated} (needs {needed} devices)", None, True
         devices = f"{count} devices" if count is not None else f"at least {needed} devices"
-        return (True, f"the record states a multi-device split of each request ({stated}) across {devices}; "
-                "tensors, pipeline stages or experts cross the inter-device fabric",
-                {"field": f"conditions.{key}", "quote": str(size)}, False)
+        return (
+            True,
+            f"the record states a multi-device split of each request ({stated}) across {devices}; "
+            "tensors, pipeline stages or experts cross the inter-device fabric",
+            {"field": f"conditions.{key}", "quote": str(size)},
+            False,
+        )
     if count == 1:
-        return (False, "the record states a single device (accelerator_count 1) and no TP/PP/EP split; "
-                "no inter-device fabric is crossed", {"field": "accelerator_count", "quote": "1"}, False)
+        return (
+            False,
+            "the record states a single device (accelerator_count 1) and no TP/PP/EP split; no inter-device fabric is crossed",
+            {"field": "accelerator_count", "quote": "1"},
+            False,
+        )
     if count is not None and count > 1 and dp is not None and dp > 1:
-        return (None, f"data-parallel replicas only (DP={dp}, {count} devices): each request stays inside one replica, "
-                "so this is not counted as exercising the fabric, but more than one device is present so it is not false either; "
-                "recover by stating TP/PP/EP sizes per replica", None, False)
+        return (
+            None,
+            f"data-parallel replicas only (DP={dp}, {count} devices): each request stays inside one replica, "
+            "so this is not counted as exercising the fabric, but more than one device is present so it is not false either; "
+            "recover by stating TP/PP/EP sizes per replica",
+            None,
+            False,
+        )
     if count is not None and count > 1:
-        return (None, f"{count} devices but no TP/PP/EP size is stated; recover from the engine command line "
-                "(--tensor-parallel-size, --pipeline-parallel-size, expert parallel flags)", None, False)
-    return (None, "neither accelerator_count nor TP/PP/EP sizes are stated; recover from the harness command line or log",
-            None, False)
+        return (
+            None,
+            f"{count} devices but no TP/PP/EP size is stated; recover from the engine command line "
+            "(--tensor-parallel-size, --pipeline-parallel-size, expert parallel flags)",
+            None,
+            False,
+        )
+    return (None, "neither accelerator_count nor TP/PP/EP sizes are stated; recover from the harness command line or log", None, False)
 
 
 def _exercised(kb: KB, rec: Record, out: DerivationOutput) -> None:
@@ -137,26 +162,45 @@ def _exercised(kb: KB, rec: Record, out: DerivationOutput) -> None:
     existing = base.current_value(kb, rec, "interconnect_exercised") if base.has_value(kb, rec, "interconnect_exercised") else None
     if existing is not None:
         if value is not None and existing != value:
-            out.findings.append(base.KB1003.finding(
-                f"interconnect_exercised is {existing} but the record's fields give {value}: {reason}",
-                record=rec.key, path=rec.path, field="interconnect_exercised", evidence=evidence))
+            out.findings.append(
+                base.KB1003.finding(
+                    f"interconnect_exercised is {existing} but the record's fields give {value}: {reason}",
+                    record=rec.key,
+                    path=rec.path,
+                    field="interconnect_exercised",
+                    evidence=evidence,
+                )
+            )
         return
     if conflict:
-        out.findings.append(base.KB1003.finding(f"interconnect_exercised not derived: {reason}",
-                                                record=rec.key, path=rec.path, field="interconnect_exercised"))
+        out.findings.append(
+            base.KB1003.finding(
+                f"interconnect_exercised not derived: {reason}", record=rec.key, path=rec.path, field="interconnect_exercised"
+            )
+        )
     elif value is None:
-        out.findings.append(base.KB1002.finding(f"interconnect_exercised not derived: {reason}",
-                                                record=rec.key, path=rec.path, field="interconnect_exercised"))
+        out.findings.append(
+            base.KB1002.finding(
+                f"interconnect_exercised not derived: {reason}", record=rec.key, path=rec.path, field="interconnect_exercised"
+            )
+        )
     else:
-        out.proposals.append(Proposal(
-            rec.key, "interconnect_exercised", value,
-            method="from accelerator_count and conditions.tensor_parallel/pipeline_parallel/expert_parallel "
-                   "(true only for a stated TP/PP/EP split > 1; false only for a stated single device)",
-            evidence=evidence, basis=reason))
+        out.proposals.append(
+            Proposal(
+                rec.key,
+                "interconnect_exercised",
+                value,
+                method="from accelerator_count and conditions.tensor_parallel/pipeline_parallel/expert_parallel "
+                "(true only for a stated TP/PP/EP split > 1; false only for a stated single device)",
+                evidence=evidence,
+                basis=reason,
+            )
+        )
 
 
-@derivation("interconnect-ids", "fill empty benchmark interconnect_ids from the accelerators' fabric; derive interconnect_exercised",
-            FIELDS)
+@derivation(
+    "interconnect-ids", "fill empty benchmark interconnect_ids from the accelerators' fabric; derive interconnect_exercised", FIELDS
+)
 def derive_interconnect(kb: KB) -> DerivationOutput:
     """Proposals for every benchmark record (see the module docstring for the rules)."""
     out = DerivationOutput()

@@ -23,9 +23,20 @@ if TYPE_CHECKING:
     from ..store import KB
 
 CONDITION_KEYS = (
-    "batch_size", "concurrency", "input_tokens", "output_tokens", "num_prompts", "dataset", "warmup",
-    "engine_version", "tensor_parallel", "pipeline_parallel", "expert_parallel", "data_parallel",
-    "max_model_len", "request_rate",
+    "batch_size",
+    "concurrency",
+    "input_tokens",
+    "output_tokens",
+    "num_prompts",
+    "dataset",
+    "warmup",
+    "engine_version",
+    "tensor_parallel",
+    "pipeline_parallel",
+    "expert_parallel",
+    "data_parallel",
+    "max_model_len",
+    "request_rate",
 )
 
 
@@ -105,6 +116,7 @@ def register(cls: type[Importer]) -> type[Importer]:
 
 # ---- statistics -----------------------------------------------------------
 
+
 def percentile(sorted_values: list[float], p: float) -> float:
     """Linear-interpolation percentile of already sorted values (``p`` in 0..100).
 
@@ -133,8 +145,14 @@ def sample_stats(values: list[float], *, scale: float = 1.0) -> dict[str, Any]:
     mean = math.fsum(xs) / n
     var = math.fsum((x - mean) ** 2 for x in xs) / n
     return {
-        "mean": mean, "p50": percentile(xs, 50), "p90": percentile(xs, 90), "p99": percentile(xs, 99),
-        "min": xs[0], "max": xs[-1], "stdev": math.sqrt(var), "n": n,
+        "mean": mean,
+        "p50": percentile(xs, 50),
+        "p90": percentile(xs, 90),
+        "p99": percentile(xs, 99),
+        "min": xs[0],
+        "max": xs[-1],
+        "stdev": math.sqrt(var),
+        "n": n,
     }
 
 
@@ -238,8 +256,14 @@ def stable_view(data: dict[str, Any]) -> str:
     return json.dumps(d, sort_keys=True, ensure_ascii=False)
 
 
-def commit(kb: KB, records: list[dict[str, Any]], *, update: bool = False,
-           on_diff: Callable[[dict, dict], None] | None = None, unchanged: list[str] | None = None) -> list[str]:
+def commit(
+    kb: KB,
+    records: list[dict[str, Any]],
+    *,
+    update: bool = False,
+    on_diff: Callable[[dict, dict], None] | None = None,
+    unchanged: list[str] | None = None,
+) -> list[str]:
     """Write ``records`` through the store; returns the keys written.
 
     Every record is validated and checked against an existing file BEFORE any
@@ -267,7 +291,9 @@ def commit(kb: KB, records: list[dict[str, Any]], *, update: bool = False,
                     unchanged.append(old.key)
                 continue
             if not update:
-                raise RecordExists(f"{path} exists with different content; refusing to overwrite (use --update to replace it and see the diff)")
+                raise RecordExists(
+                    f"{path} exists with different content; refusing to overwrite (use --update to replace it and see the diff)"
+                )
         planned.append((data, path))
     # Validate the whole batch as if written, so records may reference each other.
     staged = {}

@@ -38,31 +38,70 @@ from .base import IntakeOptions, read_input, today
 if TYPE_CHECKING:
     from ..store import KB
 
-KB1101 = register(Rule("KB1101", "intake-stats-disagree", "warning", "intake",
-    "Statistics recomputed from a file's raw samples disagree with the file's own summary.",
-    "A summary that does not follow from its own samples means the file was edited, truncated or produced by a different "
-    "definition; the recomputed value is kept and the disagreement reported.",
-    "avg_latency equals the mean of latencies", "avg_latency 7.9 s, mean of latencies 7.4 s"))
-KB1102 = register(Rule("KB1102", "intake-run-failed", "error", "intake",
-    "A run completed no request; it is not imported as a measurement.",
-    "A harness writes 0.0 for every metric when all requests fail; a zero throughput is not a measured number.",
-    '{"completed": 200}', '{"completed": 0, "failed": 8}'))
-KB1103 = register(Rule("KB1103", "intake-hardware-unresolved", "warning", "intake",
-    "The hardware string names no accelerator in the KB, or several.",
-    "hardware_raw is kept; the accelerator id stays empty until an alias resolves it (evidence must determine the value uniquely).",
-    '"NVIDIA H100 80GB HBM3"', '"Apple M4" (no accelerator record)'))
-KB1104 = register(Rule("KB1104", "intake-summary-only", "info", "intake",
-    "Statistics come from the file's own summary numbers, not from raw samples.",
-    "Without the raw samples the stats cannot be cross-checked; the record says where they came from.",
-    '{"latencies": [...]}', '{"avg_latency": 7.4} only'))
-KB1105 = register(Rule("KB1105", "intake-engine-unstated", "warning", "intake",
-    "The file does not say which engine served the requests and no --engine was given.",
-    "A client-side harness can drive any OpenAI-compatible server; engine_id stays null rather than assuming one.",
-    '{"backend": "vllm"}', '{"backend": "openai"}'))
+KB1101 = register(
+    Rule(
+        "KB1101",
+        "intake-stats-disagree",
+        "warning",
+        "intake",
+        "Statistics recomputed from a file's raw samples disagree with the file's own summary.",
+        "A summary that does not follow from its own samples means the file was edited, truncated or produced by a different "
+        "definition; the recomputed value is kept and the disagreement reported.",
+        "avg_latency equals the mean of latencies",
+        "avg_latency 7.9 s, mean of latencies 7.4 s",
+    )
+)
+KB1102 = register(
+    Rule(
+        "KB1102",
+        "intake-run-failed",
+        "error",
+        "intake",
+        "A run completed no request; it is not imported as a measurement.",
+        "A harness writes 0.0 for every metric when all requests fail; a zero throughput is not a measured number.",
+        '{"completed": 200}',
+        '{"completed": 0, "failed": 8}',
+    )
+)
+KB1103 = register(
+    Rule(
+        "KB1103",
+        "intake-hardware-unresolved",
+        "warning",
+        "intake",
+        "The hardware string names no accelerator in the KB, or several.",
+        "hardware_raw is kept; the accelerator id stays empty until an alias resolves it (evidence must determine the value uniquely).",
+        '"NVIDIA H100 80GB HBM3"',
+        '"Apple M4" (no accelerator record)',
+    )
+)
+KB1104 = register(
+    Rule(
+        "KB1104",
+        "intake-summary-only",
+        "info",
+        "intake",
+        "Statistics come from the file's own summary numbers, not from raw samples.",
+        "Without the raw samples the stats cannot be cross-checked; the record says where they came from.",
+        '{"latencies": [...]}',
+        '{"avg_latency": 7.4} only',
+    )
+)
+KB1105 = register(
+    Rule(
+        "KB1105",
+        "intake-engine-unstated",
+        "warning",
+        "intake",
+        "The file does not say which engine served the requests and no --engine was given.",
+        "A client-side harness can drive any OpenAI-compatible server; engine_id stays null rather than assuming one.",
+        '{"backend": "vllm"}',
+        '{"backend": "openai"}',
+    )
+)
 
 _SLUG = re.compile(r"[^a-z0-9]+")
-ENV_KEYS = ("engine_version", "engine_commit", "driver", "cuda", "rocm", "framework", "torch", "python",
-            "host_cpu", "os", "gpu_raw")
+ENV_KEYS = ("engine_version", "engine_commit", "driver", "cuda", "rocm", "framework", "torch", "python", "host_cpu", "os", "gpu_raw")
 
 
 def slug(text: str, limit: int = 60) -> str:
@@ -108,15 +147,20 @@ def require_keys(doc: Any, expected: Iterable[str], path: Path, fmt: str, *, any
     expected = list(expected)
     if not isinstance(doc, dict):
         kind = {"list": "array", "str": "string"}.get(type(doc).__name__, type(doc).__name__)
-        raise InputError(f"not a {fmt} file: top level is a JSON {kind}; expected an object with keys {', '.join(expected)}",
-                         path=str(path))
+        raise InputError(
+            f"not a {fmt} file: top level is a JSON {kind}; expected an object with keys {', '.join(expected)}", path=str(path)
+        )
     missing = [k for k in expected if k not in doc]
     if (any_of and len(missing) == len(expected)) or (not any_of and missing):
         found = list(doc)[:12]
         more = f" (+{len(doc) - 12} more)" if len(doc) > 12 else ""
         need = "one of" if any_of else "keys"
-        raise InputError(f"not a {fmt} file: expected {need} {', '.join(expected)}; missing {', '.join(missing)}; "
-                         f"found {', '.join(found) or 'no keys'}{more}", path=str(path), field=missing[0])
+        raise InputError(
+            f"not a {fmt} file: expected {need} {', '.join(expected)}; missing {', '.join(missing)}; "
+            f"found {', '.join(found) or 'no keys'}{more}",
+            path=str(path),
+            field=missing[0],
+        )
 
 
 def number(value: Any, path: Path, field: str, *, positive: bool = False, nonneg: bool = False) -> float:
@@ -174,13 +218,12 @@ def local_source(kb: KB, path: Path, raw: bytes, fmt: str) -> tuple[str, dict[st
         "updated": today(),
         "sources": [],
         "notes": f"Imported by inferkb intake {fmt}; sha256 {digest}; size {len(raw)} bytes. "
-                 "A local file, not a published document: cite a public source with --source when one exists.",
+        "A local file, not a published document: cite a public source with --source when one exists.",
     }
     return sid, rec
 
 
-def resolve_sources(kb: KB, options: IntakeOptions, path: Path, raw: bytes, fmt: str,
-                    out_records: list[dict[str, Any]]) -> list[str]:
+def resolve_sources(kb: KB, options: IntakeOptions, path: Path, raw: bytes, fmt: str, out_records: list[dict[str, Any]]) -> list[str]:
     """Source ids for records built from ``path``; appends a new local source record to ``out_records`` when needed.
 
     Raises :class:`UsageError` when ``--source`` names no source record.
@@ -242,17 +285,35 @@ def engine_id(kb: KB, options: IntakeOptions, default: str | None) -> str | None
 def option_conditions(options: IntakeOptions) -> dict[str, Any]:
     """Conditions stated explicitly on the command line (``None`` ones omitted)."""
     pairs = {
-        "batch_size": options.batch_size, "concurrency": options.concurrency, "input_tokens": options.input_len,
-        "output_tokens": options.output_len, "num_prompts": options.num_prompts, "dataset": options.dataset,
-        "warmup": options.warmup, "engine_version": options.engine_version,
-        "tensor_parallel": options.tensor_parallel, "pipeline_parallel": options.pipeline_parallel,
-        "expert_parallel": options.expert_parallel, "data_parallel": options.data_parallel,
+        "batch_size": options.batch_size,
+        "concurrency": options.concurrency,
+        "input_tokens": options.input_len,
+        "output_tokens": options.output_len,
+        "num_prompts": options.num_prompts,
+        "dataset": options.dataset,
+        "warmup": options.warmup,
+        "engine_version": options.engine_version,
+        "tensor_parallel": options.tensor_parallel,
+        "pipeline_parallel": options.pipeline_parallel,
+        "expert_parallel": options.expert_parallel,
+        "data_parallel": options.data_parallel,
     }
     return {k: v for k, v in pairs.items() if v is not None}
 
 
-def skeleton(*, rid: str, name: str, engine: str | None, metric: str, value: float | None, unit: str,
-             value_scope: str | None, scenario: str | None, sources: list[str], options: IntakeOptions) -> dict[str, Any]:
+def skeleton(
+    *,
+    rid: str,
+    name: str,
+    engine: str | None,
+    metric: str,
+    value: float | None,
+    unit: str,
+    value_scope: str | None,
+    scenario: str | None,
+    sources: list[str],
+    options: IntakeOptions,
+) -> dict[str, Any]:
     """A benchmark record with the common fields in schema order; importers fill the rest."""
     return {
         "id": options.record_id or rid,
@@ -273,8 +334,16 @@ def skeleton(*, rid: str, name: str, engine: str | None, metric: str, value: flo
     }
 
 
-def apply_hardware(record: dict[str, Any], kb: KB, options: IntakeOptions, raw_from_file: str | None,
-                   findings: list, *, path: Path, count_from_file: int | None = None) -> None:
+def apply_hardware(
+    record: dict[str, Any],
+    kb: KB,
+    options: IntakeOptions,
+    raw_from_file: str | None,
+    findings: list,
+    *,
+    path: Path,
+    count_from_file: int | None = None,
+) -> None:
     """Fill ``accelerator_ids``/``accelerator_count``/``accelerator_alternates``/``hardware_raw`` (in place).
 
     ``accelerator_count`` is ``--count`` or else ``count_from_file`` (a count the file states).
@@ -291,8 +360,15 @@ def apply_hardware(record: dict[str, Any], kb: KB, options: IntakeOptions, raw_f
     record["hardware_raw"] = hardware_raw
     if hardware_raw is not None:
         for note in notes:
-            findings.append(KB1103.finding(note, record=f"benchmarks/{record['id']}", path=str(path), field="hardware_raw",
-                                           extra={"hardware_raw": hardware_raw, "candidates": alternates}))
+            findings.append(
+                KB1103.finding(
+                    note,
+                    record=f"benchmarks/{record['id']}",
+                    path=str(path),
+                    field="hardware_raw",
+                    extra={"hardware_raw": hardware_raw, "candidates": alternates},
+                )
+            )
 
 
 def finish_batch(result: Any, extra: list[dict[str, Any]], bench: list[dict[str, Any]], options: Any, unit: str) -> Any:

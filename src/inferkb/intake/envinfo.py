@@ -28,8 +28,22 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-PACKAGES = ("torch", "vllm", "sglang", "tensorrt_llm", "tensorrt-llm", "llama_cpp_python", "llama-cpp-python",
-            "transformers", "triton", "flashinfer-python", "xformers", "mlc-llm", "exllamav2", "lmdeploy")
+PACKAGES = (
+    "torch",
+    "vllm",
+    "sglang",
+    "tensorrt_llm",
+    "tensorrt-llm",
+    "llama_cpp_python",
+    "llama-cpp-python",
+    "transformers",
+    "triton",
+    "flashinfer-python",
+    "xformers",
+    "mlc-llm",
+    "exllamav2",
+    "lmdeploy",
+)
 TIMEOUT_S = 10.0
 
 Runner = Callable[[list[str]], "str | None"]
@@ -65,8 +79,14 @@ def nvidia(run: Runner) -> tuple[dict[str, Any], str]:
     gpus = []
     for row in csv.reader(io.StringIO(csv_out)):
         if len(row) >= 2:
-            gpus.append({"name": row[0].strip(), "driver": row[1].strip(),
-                         "memory": row[2].strip() if len(row) > 2 else None, "bus_id": row[3].strip() if len(row) > 3 else None})
+            gpus.append(
+                {
+                    "name": row[0].strip(),
+                    "driver": row[1].strip(),
+                    "memory": row[2].strip() if len(row) > 2 else None,
+                    "bus_id": row[3].strip() if len(row) > 3 else None,
+                }
+            )
     info: dict[str, Any] = {"gpus": gpus, "driver": gpus[0]["driver"] if gpus else None}
     banner = run(["nvidia-smi"]) or ""
     m = re.search(r"CUDA Version:\s*([\d.]+)", banner)
@@ -139,8 +159,13 @@ def capture_env(run: Runner = run_tool) -> dict[str, Any]:
     gpu_raw = None
     if names:
         gpu_raw = names[0] if len(set(names)) == 1 else ", ".join(names)
-    extra: dict[str, Any] = {"packages": packages, "gpus": gpu.get("gpus", []), "gpu_count": len(gpu.get("gpus", [])),
-                             "probes": probes, "python_executable": sys.executable}
+    extra: dict[str, Any] = {
+        "packages": packages,
+        "gpus": gpu.get("gpus", []),
+        "gpu_count": len(gpu.get("gpus", [])),
+        "probes": probes,
+        "python_executable": sys.executable,
+    }
     return {
         "engine_version": None,
         "driver": gpu.get("driver"),

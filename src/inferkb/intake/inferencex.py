@@ -54,8 +54,10 @@ def extract_rows(doc: Any, path: str) -> tuple[list[dict[str, Any]], dict[str, A
             diag = doc["diagnostic"]
             return list(diag.get("rows") or []), doc.get("strict") or {}
     found = ", ".join(list(doc)[:12]) if isinstance(doc, dict) else type(doc).__name__
-    raise InputError(f"not an InferenceX API file: expected a list of rows or an object with 'rows', 'sample_rows' or "
-                     f"'diagnostic'; found {found}", path=path)
+    raise InputError(
+        f"not an InferenceX API file: expected a list of rows or an object with 'rows', 'sample_rows' or 'diagnostic'; found {found}",
+        path=path,
+    )
 
 
 def _num(x: Any) -> float | None:
@@ -90,18 +92,30 @@ def _latency(m: dict[str, Any], short: str) -> dict[str, Any] | None:
     return {"stats": stats, "unit": "ms", "value_scope": "per-request", "basis": "API row, seconds converted to ms"} if stats else None
 
 
-def build_record(kb: KB, row: dict[str, Any], meta: dict[str, Any], sources: list[str], path: str,
-                 result: IntakeResult, engines: list, formats: dict, models: dict) -> dict[str, Any] | None:
+def build_record(
+    kb: KB,
+    row: dict[str, Any],
+    meta: dict[str, Any],
+    sources: list[str],
+    path: str,
+    result: IntakeResult,
+    engines: list,
+    formats: dict,
+    models: dict,
+) -> dict[str, Any] | None:
     """One benchmark record for an API row (``None`` with a finding when the row has no usable headline)."""
     missing = [k for k in ROW_KEYS if k not in row]
     if missing:
-        raise InputError(f"not an InferenceX API row: expected keys {', '.join(ROW_KEYS)}; missing {', '.join(missing)}; "
-                         f"found {', '.join(list(row)[:12])}", path=path, field=missing[0])
+        raise InputError(
+            f"not an InferenceX API row: expected keys {', '.join(ROW_KEYS)}; missing {', '.join(missing)}; "
+            f"found {', '.join(list(row)[:12])}",
+            path=path,
+            field=missing[0],
+        )
     m = row["metrics"] if isinstance(row["metrics"], dict) else {}
     rid_raw = str(row["id"])
     head = _num(m.get("tput_per_gpu"))
-    bad = [k for k, v in m.items() if re.search(r"(ttft|tpot|itl|e2el)$", k) and _num(v) is not None and v <= 0
-           and not k.startswith("std")]
+    bad = [k for k, v in m.items() if re.search(r"(ttft|tpot|itl|e2el)$", k) and _num(v) is not None and v <= 0 and not k.startswith("std")]
     if head is None or head <= 0 or bad:
         why = f"non-positive latencies {', '.join(bad)}" if bad else f"tput_per_gpu {m.get('tput_per_gpu')!r}"
         result.findings.append(KB1115.finding(f"row {rid_raw}: {why}; row not imported", path=path))
@@ -113,16 +127,27 @@ def build_record(kb: KB, row: dict[str, Any], meta: dict[str, Any], sources: lis
     count, ev = gpu_count(row)
     gaps: dict[str, Any] = {}
     if count is None:
-        result.findings.append(KB1112.finding(
-            f"row {rid_raw}: stated GPU count {ev['stated']} (prefill {ev['num_prefill_gpu']}, decode {ev['num_decode_gpu']}, "
-            f"is_multinode {row.get('is_multinode')}) but avg_total_gpu_power_w / avg_power_w = {ev['power_implied']:.2f}"
-            if ev["power_implied"] else f"row {rid_raw}: GPU count not determinable", path=path, record=f"benchmarks/{rid}",
-            field="num_prefill_gpu", extra={"candidates": [ev["stated"], ev["power_implied"]]}))
-        gaps["accelerator_count"] = {"reason": "the row's stated GPU count contradicts the count its power figures imply",
-                                     "checked": ["num_prefill_gpu", "num_decode_gpu", "avg_total_gpu_power_w", "avg_power_w"],
-                                     "recover": "the run's workflow log (run_url)"}
-        notes.append(f"GPU count contradiction: stated {ev['stated']}, power-implied {ev['power_implied']}; per-GPU figures "
-                     "are the API's own and their denominator is uncertain.")
+        result.findings.append(
+            KB1112.finding(
+                f"row {rid_raw}: stated GPU count {ev['stated']} (prefill {ev['num_prefill_gpu']}, decode {ev['num_decode_gpu']}, "
+                f"is_multinode {row.get('is_multinode')}) but avg_total_gpu_power_w / avg_power_w = {ev['power_implied']:.2f}"
+                if ev["power_implied"]
+                else f"row {rid_raw}: GPU count not determinable",
+                path=path,
+                record=f"benchmarks/{rid}",
+                field="num_prefill_gpu",
+                extra={"candidates": [ev["stated"], ev["power_implied"]]},
+            )
+        )
+        gaps["accelerator_count"] = {
+            "reason": "the row's stated GPU count contradicts the count its power figures imply",
+            "checked": ["num_prefill_gpu", "num_decode_gpu", "avg_total_gpu_power_w", "avg_power_w"],
+            "recover": "the run's workflow log (run_url)",
+        }
+        notes.append(
+            f"GPU count contradiction: stated {ev['stated']}, power-implied {ev['power_implied']}; per-GPU figures "
+            "are the API's own and their denominator is uncertain."
+        )
     hw = str(row["hardware"])
     found = candidates(kb, hw)
     if len(found) != 1:
@@ -142,28 +167,40 @@ def build_record(kb: KB, row: dict[str, Any], meta: dict[str, Any], sources: lis
     if format_id is None:
         gaps["format_id"] = {"reason": freason, "checked": ["precision"], "recover": "the recipe (recipe_fingerprint) or image"}
     same = not disagg and row.get("prefill_tp") == row.get("decode_tp") and row.get("prefill_ep") == row.get("decode_ep")
-    stated = {"concurrency": row["conc"] if isinstance(row["conc"], int) and row["conc"] >= 1 else None,
-              "input_tokens": row["isl"] if isinstance(row["isl"], int) else None,
-              "output_tokens": row["osl"] if isinstance(row["osl"], int) else None,
-              "tensor_parallel": row.get("decode_tp") if same else None,
-              "expert_parallel": row.get("decode_ep") if same else None,
-              "pipeline_parallel": m.get("pp") if isinstance(m.get("pp"), int) else None,
-              "engine_version": env.get("engine_version")}
+    stated = {
+        "concurrency": row["conc"] if isinstance(row["conc"], int) and row["conc"] >= 1 else None,
+        "input_tokens": row["isl"] if isinstance(row["isl"], int) else None,
+        "output_tokens": row["osl"] if isinstance(row["osl"], int) else None,
+        "tensor_parallel": row.get("decode_tp") if same else None,
+        "expert_parallel": row.get("decode_ep") if same else None,
+        "pipeline_parallel": m.get("pp") if isinstance(m.get("pp"), int) else None,
+        "engine_version": env.get("engine_version"),
+    }
     conditions = {k: stated.get(k) for k in CONDITION_KEYS}
     if not same:
         for k in ("tensor_parallel", "expert_parallel"):
-            gaps[k] = {"reason": "prefill and decode workers use different or separate parallel layouts; see submission",
-                       "checked": ["prefill_tp", "prefill_ep", "decode_tp", "decode_ep"]}
+            gaps[k] = {
+                "reason": "prefill and decode workers use different or separate parallel layouts; see submission",
+                "checked": ["prefill_tp", "prefill_ep", "decode_tp", "decode_ep"],
+            }
     notes.append("isl/osl are the nominal request shape; the energy figures imply different actual lengths (FORMATS.md trap 7).")
     metrics: dict[str, Any] = {}
     out_basis = "per decode GPU (num_decode_gpu)" if disagg else "per GPU"
     in_basis = "per prefill GPU (num_prefill_gpu)" if disagg else "per GPU"
     if _num(m.get("output_tput_per_gpu")) is not None:
-        metrics["output_tok_s"] = {"value": m["output_tput_per_gpu"], "unit": "tok/s", "value_scope": "per-device",
-                                   "basis": f"output_tput_per_gpu, {out_basis}"}
+        metrics["output_tok_s"] = {
+            "value": m["output_tput_per_gpu"],
+            "unit": "tok/s",
+            "value_scope": "per-device",
+            "basis": f"output_tput_per_gpu, {out_basis}",
+        }
     if _num(m.get("input_tput_per_gpu")) is not None:
-        metrics["prefill_tok_s"] = {"value": m["input_tput_per_gpu"], "unit": "tok/s", "value_scope": "per-device",
-                                    "basis": f"input_tput_per_gpu (input tokens/s), {in_basis}"}
+        metrics["prefill_tok_s"] = {
+            "value": m["input_tput_per_gpu"],
+            "unit": "tok/s",
+            "value_scope": "per-device",
+            "basis": f"input_tput_per_gpu (input tokens/s), {in_basis}",
+        }
     for short, name in _LAT:
         lat = _latency(m, short)
         if lat:
@@ -174,44 +211,106 @@ def build_record(kb: KB, row: dict[str, Any], meta: dict[str, Any], sources: lis
         metrics["itl_ms"]["basis"] += f"; mean ITL is {itl / tpot:.0f}x mean TPOT, so it measures gaps between streamed chunks"
     iv = {dst: m[f"{src}_intvty"] for src, dst in (("mean", "mean"), ("median", "p50")) if _num(m.get(f"{src}_intvty")) is not None}
     if iv:
-        metrics["tok_s_per_user"] = {"stats": iv, "unit": "tok/s", "value_scope": "per-user",
-                                     "basis": "intvty mean/median; its p90/p99 are reciprocals of TPOT percentiles and are omitted"}
+        metrics["tok_s_per_user"] = {
+            "stats": iv,
+            "unit": "tok/s",
+            "value_scope": "per-user",
+            "basis": "intvty mean/median; its p90/p99 are reciprocals of TPOT percentiles and are omitted",
+        }
     power_ok = m.get("power_valid") == 1
     if power_ok and _num(m.get("joules_per_output_token")) is not None:
-        metrics["joules_per_token"] = {"value": m["joules_per_output_token"], "unit": "J/token", "value_scope": "per-system",
-                                       "basis": "joules_per_output_token: GPU energy over the run / output tokens"}
-    sub: dict[str, Any] = {"api": "InferenceX /api/v1/benchmarks", "row_id": rid_raw, "query_url": meta.get("query_url"),
-                           "retrieved_at": meta.get("retrieved_at"), "power_valid": m.get("power_valid")}
-    for k in ("date", "run_url", "recipe_fingerprint", "curve_date", "curve_workflow_run_id", "curve_run_started_at",
-              "disagg", "is_multinode", "num_prefill_gpu", "num_decode_gpu", "prefill_tp", "prefill_ep",
-              "prefill_dp_attention", "prefill_num_workers", "decode_tp", "decode_ep", "decode_dp_attention",
-              "decode_num_workers", "spec_method", "offload_mode", "benchmark_type", "precision"):
+        metrics["joules_per_token"] = {
+            "value": m["joules_per_output_token"],
+            "unit": "J/token",
+            "value_scope": "per-system",
+            "basis": "joules_per_output_token: GPU energy over the run / output tokens",
+        }
+    sub: dict[str, Any] = {
+        "api": "InferenceX /api/v1/benchmarks",
+        "row_id": rid_raw,
+        "query_url": meta.get("query_url"),
+        "retrieved_at": meta.get("retrieved_at"),
+        "power_valid": m.get("power_valid"),
+    }
+    for k in (
+        "date",
+        "run_url",
+        "recipe_fingerprint",
+        "curve_date",
+        "curve_workflow_run_id",
+        "curve_run_started_at",
+        "disagg",
+        "is_multinode",
+        "num_prefill_gpu",
+        "num_decode_gpu",
+        "prefill_tp",
+        "prefill_ep",
+        "prefill_dp_attention",
+        "prefill_num_workers",
+        "decode_tp",
+        "decode_ep",
+        "decode_dp_attention",
+        "decode_num_workers",
+        "spec_method",
+        "offload_mode",
+        "benchmark_type",
+        "precision",
+    ):
         if isinstance(row.get(k), (str, int, float, bool)) or row.get(k) is None:
             sub[k] = row.get(k)
     for k, v in m.items():
-        if k.startswith(("joules_per", "avg_", "total_gpu", "prefill_", "decode_", "kv_", "router_")) and \
-                isinstance(v, (str, int, float, bool)):
+        if k.startswith(("joules_per", "avg_", "total_gpu", "prefill_", "decode_", "kv_", "router_")) and isinstance(
+            v, (str, int, float, bool)
+        ):
             sub[k] = v
     model = meta.get("requested_model") if meta.get("raw_model") == row["model"] and meta.get("requested_model") else str(row["model"])
     return {
-        "id": rid, "type": "benchmark",
+        "id": rid,
+        "type": "benchmark",
         "name": f"InferenceX {model} on {hw} ({framework}, {row.get('precision')}), conc {row['conc']}, ISL {row['isl']}/OSL {row['osl']}",
-        "status": "draft", "confidence": 0.6 if count is None else 0.75, "updated": today(), "sources": sources,
-        "notes": " ".join(notes), "engine_id": eid,
-        "accelerator_ids": found if len(found) == 1 else [], "accelerator_count": count,
-        "accelerator_alternates": found if len(found) > 1 else [], "hardware_raw": hw,
-        "model": model, "model_id": M.resolve_model(model, models), "format_id": format_id,
-        "metric": "total_tok_s", "value": head, "unit": "tok/s", "value_scope": "per-device", "scenario": "online-serving",
-        "conditions": conditions, "condition_gaps": gaps, "metrics": metrics, "environment": env, "submission": sub,
+        "status": "draft",
+        "confidence": 0.6 if count is None else 0.75,
+        "updated": today(),
+        "sources": sources,
+        "notes": " ".join(notes),
+        "engine_id": eid,
+        "accelerator_ids": found if len(found) == 1 else [],
+        "accelerator_count": count,
+        "accelerator_alternates": found if len(found) > 1 else [],
+        "hardware_raw": hw,
+        "model": model,
+        "model_id": M.resolve_model(model, models),
+        "format_id": format_id,
+        "metric": "total_tok_s",
+        "value": head,
+        "unit": "tok/s",
+        "value_scope": "per-device",
+        "scenario": "online-serving",
+        "conditions": conditions,
+        "condition_gaps": gaps,
+        "metrics": metrics,
+        "environment": env,
+        "submission": sub,
         "methodology": "InferenceX CI benchmark point (one serving configuration at one concurrency), read from the public API; "
-                       "tput_per_gpu = (input + output) tok/s divided by all GPUs of the run.",
-        "measured_by": "third_party", "power_w": m.get("avg_power_w") if power_ok else None,
+        "tput_per_gpu = (input + output) tok/s divided by all GPUs of the run.",
+        "measured_by": "third_party",
+        "power_w": m.get("avg_power_w") if power_ok else None,
         "power_scope": "device" if power_ok else None,
-        "energy_basis": "GPU power averaged over the run, power_metric_schema_version "
-                        f"{m.get('power_metric_schema_version')}" if power_ok else None,
-        "provenance": [{"date": today(), "tag": "intake-inferencex", "field": "*", "action": "import",
-                        "method": "inferkb.intake.inferencex", "evidence": {"field": "id", "quote": rid_raw},
-                        "basis": "one API row; latencies converted s -> ms", "numbers_changed": False}],
+        "energy_basis": f"GPU power averaged over the run, power_metric_schema_version {m.get('power_metric_schema_version')}"
+        if power_ok
+        else None,
+        "provenance": [
+            {
+                "date": today(),
+                "tag": "intake-inferencex",
+                "field": "*",
+                "action": "import",
+                "method": "inferkb.intake.inferencex",
+                "evidence": {"field": "id", "quote": rid_raw},
+                "basis": "one API row; latencies converted s -> ms",
+                "numbers_changed": False,
+            }
+        ],
     }
 
 
@@ -224,8 +323,17 @@ class InferenceXImporter(Importer):
 
     def parse(self, paths: list[Path], options: IntakeOptions, kb: KB) -> IntakeResult:
         """One record per row of every file; contradictions and skips are reported as findings."""
-        result = IntakeResult(stats={"format": FORMAT, "imported": 0, "rows": 0, "skipped": {}, "unresolved_hardware": {},
-                                     "engine_notes": {}, "count_contradictions": 0})
+        result = IntakeResult(
+            stats={
+                "format": FORMAT,
+                "imported": 0,
+                "rows": 0,
+                "skipped": {},
+                "unresolved_hardware": {},
+                "engine_notes": {},
+                "count_contradictions": 0,
+            }
+        )
         engines, formats, models = M.engine_alias_index(kb), M.format_index(kb), M.model_index(kb)
         for path in paths:
             raw = read_input(path)
@@ -244,8 +352,9 @@ class InferenceXImporter(Importer):
                     result.stats["imported"] += 1
         result.stats["count_contradictions"] = sum(1 for f in result.findings if f.code == "KB1112")
         for hw, n in result.stats["unresolved_hardware"].items():
-            result.findings.append(KB1103.finding(f"hardware {hw!r} ({n} rows) resolves to no single accelerator id",
-                                                  path=str(paths[0]), field="hardware"))
+            result.findings.append(
+                KB1103.finding(f"hardware {hw!r} ({n} rows) resolves to no single accelerator id", path=str(paths[0]), field="hardware")
+            )
         for note, n in result.stats["engine_notes"].items():
             result.findings.append(KB1114.finding(f"{note} ({n} rows)", path=str(paths[0]), field="framework"))
         return result

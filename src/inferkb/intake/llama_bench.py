@@ -49,11 +49,42 @@ if TYPE_CHECKING:
 
 FMT = "llama-bench"
 REQUIRED = ("build_commit", "n_prompt", "n_gen", "avg_ts")
-INT_FIELDS = ("build_number", "model_size", "model_n_params", "n_batch", "n_ubatch", "n_threads", "n_gpu_layers",
-              "n_prompt", "n_gen", "n_depth", "avg_ns", "stddev_ns", "poll", "main_gpu", "n_cpu_moe", "no_op_offload")
+INT_FIELDS = (
+    "build_number",
+    "model_size",
+    "model_n_params",
+    "n_batch",
+    "n_ubatch",
+    "n_threads",
+    "n_gpu_layers",
+    "n_prompt",
+    "n_gen",
+    "n_depth",
+    "avg_ns",
+    "stddev_ns",
+    "poll",
+    "main_gpu",
+    "n_cpu_moe",
+    "no_op_offload",
+)
 FLOAT_FIELDS = ("avg_ts", "stddev_ts", "defrag_thold")
-CONFIG_FIELDS = ("backends", "n_batch", "n_ubatch", "n_threads", "n_gpu_layers", "flash_attn", "type_k", "type_v",
-                 "split_mode", "n_depth", "ngl", "threads", "fa", "tensor_split", "n_cpu_moe")
+CONFIG_FIELDS = (
+    "backends",
+    "n_batch",
+    "n_ubatch",
+    "n_threads",
+    "n_gpu_layers",
+    "flash_attn",
+    "type_k",
+    "type_v",
+    "split_mode",
+    "n_depth",
+    "ngl",
+    "threads",
+    "fa",
+    "tensor_split",
+    "n_cpu_moe",
+)
 _TEST = re.compile(r"^(?:pp\s*(\d+))?\s*(?:\+?\s*tg\s*(\d+))?\s*(?:@\s*d\s*(\d+))?$")
 _BUILD = re.compile(r"^build:\s*([0-9a-f]+)\s*\((\d+)\)\s*$")
 _DEVICE = re.compile(r"^ggml_\w+:\s*(?:\d+\s*=|Device\s+\d+:)\s*(.+?)(?:\s*\|.*|,\s*compute capability.*)?$")
@@ -63,7 +94,9 @@ def _flash_attn(value: Any) -> bool | str | None:
     if isinstance(value, bool) or value is None:
         return value
     text = str(value).strip().lower()
-    return {"-1": "auto", "auto": "auto", "0": False, "false": False, "off": False, "1": True, "true": True, "on": True}.get(text, str(value))
+    return {"-1": "auto", "auto": "auto", "0": False, "false": False, "off": False, "1": True, "true": True, "on": True}.get(
+        text, str(value)
+    )
 
 
 def _typed(row: dict[str, Any], path: Path, where: str) -> dict[str, Any]:
@@ -114,8 +147,11 @@ def read_rows(raw: bytes, path: Path) -> tuple[str, list[dict[str, Any]]]:
         return "csv", _csv_rows(text, path)
     if any(ln.lstrip().startswith("|") and "t/s" in ln for ln in text.splitlines()):
         return "md", _md_rows(text, path)
-    raise InputError("not a llama-bench file: no JSON array/JSONL, no CSV header with build_commit and no Markdown "
-                     f"table with a 't/s' column (expected fields {', '.join(REQUIRED)})", path=str(path))
+    raise InputError(
+        "not a llama-bench file: no JSON array/JSONL, no CSV header with build_commit and no Markdown "
+        f"table with a 't/s' column (expected fields {', '.join(REQUIRED)})",
+        path=str(path),
+    )
 
 
 def _csv_rows(text: str, path: Path) -> list[dict[str, Any]]:
@@ -127,8 +163,10 @@ def _csv_rows(text: str, path: Path) -> list[dict[str, Any]]:
             if not values:
                 continue
             if len(values) != len(header):
-                raise InputError(f"CSV record ending on line {reader.line_num} has {len(values)} values but the header has "
-                                 f"{len(header)} columns", path=str(path))
+                raise InputError(
+                    f"CSV record ending on line {reader.line_num} has {len(values)} values but the header has {len(header)} columns",
+                    path=str(path),
+                )
             rows.append(dict(zip(header, values, strict=True)))
     except csv.Error as exc:
         raise InputError(f"CSV does not parse near line {reader.line_num}: {exc}", path=str(path)) from None
@@ -208,8 +246,9 @@ def _label(n_prompt: int, n_gen: int, depth: int) -> tuple[str, str]:
     return (f"{label} @ d{depth}" if depth else label), metric
 
 
-def row_record(row: dict[str, Any], form: str, index: int, path: Path, options: IntakeOptions, kb: KB,
-               sources: list[str], result: IntakeResult) -> dict[str, Any]:
+def row_record(
+    row: dict[str, Any], form: str, index: int, path: Path, options: IntakeOptions, kb: KB, sources: list[str], result: IntakeResult
+) -> dict[str, Any]:
     """One benchmark record for one test row (see the module docstring)."""
     where = f"row {index}"
     if form != "md":
@@ -231,9 +270,14 @@ def row_record(row: dict[str, Any], form: str, index: int, path: Path, options: 
         s = sample_stats(xs)
         stats.update({k: s[k] for k in ("p50", "p90", "p99", "min", "max", "n")})
         if not C.close(s["mean"], avg, rel=1e-4):
-            result.findings.append(C.KB1101.finding(
-                f"{where} ({label}): avg_ts is {avg:.6g} tok/s but the mean of samples_ts is {s['mean']:.6g}",
-                path=str(path), field="avg_ts", extra={"row": index, "file": avg, "recomputed": s["mean"]}))
+            result.findings.append(
+                C.KB1101.finding(
+                    f"{where} ({label}): avg_ts is {avg:.6g} tok/s but the mean of samples_ts is {s['mean']:.6g}",
+                    path=str(path),
+                    field="avg_ts",
+                    extra={"row": index, "file": avg, "recomputed": s["mean"]},
+                )
+            )
     else:
         stats["n"] = None
     commit = row.get("build_commit") or None
@@ -266,13 +310,29 @@ def row_record(row: dict[str, Any], form: str, index: int, path: Path, options: 
     relevant = ("batch_size", "warmup", "engine_version") + (("input_tokens",) if n_prompt else ()) + (("output_tokens",) if n_gen else ())
     conditions, gaps = build_conditions(stated, FMT, [f"the llama-bench {form} row", "command-line options"], relevant)
     if "batch_size" in gaps:
-        gaps["batch_size"]["reason"] = ("llama-bench states no count of concurrent sequences; n_batch/n_ubatch are "
-                                        "prompt-processing chunk sizes (in the arm config), not a batch of requests")
-    rid = C.make_id(FMT, Path(model).stem if model else None, options.hardware_raw or options.accelerator or hw_raw,
-                    row.get("test_time") or version or path.stem, label)
-    rec = C.skeleton(rid=rid, name=f"llama-bench {label}, {model or path.stem}" + (f", {hw_raw}" if hw_raw else ""),
-                     engine=C.engine_id(kb, options, "llama-cpp"), metric=metric, value=avg, unit="tok/s",
-                     value_scope="per-request", scenario="single-stream", sources=sources, options=options)
+        gaps["batch_size"]["reason"] = (
+            "llama-bench states no count of concurrent sequences; n_batch/n_ubatch are "
+            "prompt-processing chunk sizes (in the arm config), not a batch of requests"
+        )
+    rid = C.make_id(
+        FMT,
+        Path(model).stem if model else None,
+        options.hardware_raw or options.accelerator or hw_raw,
+        row.get("test_time") or version or path.stem,
+        label,
+    )
+    rec = C.skeleton(
+        rid=rid,
+        name=f"llama-bench {label}, {model or path.stem}" + (f", {hw_raw}" if hw_raw else ""),
+        engine=C.engine_id(kb, options, "llama-cpp"),
+        metric=metric,
+        value=avg,
+        unit="tok/s",
+        value_scope="per-request",
+        scenario="single-stream",
+        sources=sources,
+        options=options,
+    )
     rec["model"] = model
     C.apply_hardware(rec, kb, options, hw_raw, result.findings, path=path, count_from_file=_device_count(row, gpu))
     rec["conditions"], rec["condition_gaps"] = conditions, gaps
@@ -287,7 +347,8 @@ def row_record(row: dict[str, Any], form: str, index: int, path: Path, options: 
         f"llama-bench {label}: {'prompt tokens' if metric == 'prefill_tok_s' else 'generated tokens' if metric == 'decode_tok_s' else 'prompt + generated tokens'}"
         " per second of one sequence; value = avg_ts, the mean of the per-repetition rates; stats from samples_ts when present"
         + ("; Markdown table: mean ± stddev only, repetitions not shown" if form == "md" else "")
-        + (f"; KV cache prefilled with {depth} tokens before the test" if depth else "") + "."
+        + (f"; KV cache prefilled with {depth} tokens before the test" if depth else "")
+        + "."
     )
     env: dict[str, Any] = {}
     if options.env:
@@ -322,4 +383,3 @@ class LlamaBench(Importer):
                     raise InputError(f"row {i} is not an object", path=str(path), field=f"[{i - 1}]")
                 bench.append(row_record(row, form, i, path, options, kb, sources, result))
         return C.finish_batch(result, extra, bench, options, "test rows")
-

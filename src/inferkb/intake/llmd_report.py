@@ -38,15 +38,37 @@ if TYPE_CHECKING:
 FORMAT = "llmd-report"
 REPORT_KEYS = ("version", "run", "results")
 # BR name -> (registry metric, registry unit, value_scope)
-LATENCY = {"time_to_first_token": ("ttft_ms", "ms", "per-request"), "time_per_output_token": ("tpot_ms", "ms", "per-request"),
-           "inter_token_latency": ("itl_ms", "ms", "per-request"), "request_latency": ("e2e_latency_ms", "ms", "per-request")}
-THROUGHPUT = {"output_token_rate": ("output_tok_s", "tok/s", "aggregate"), "total_token_rate": ("total_tok_s", "tok/s", "aggregate"),
-              "input_token_rate": ("prefill_tok_s", "tok/s", "aggregate"),
-              "request_rate": ("request_throughput_rps", "req/s", "aggregate")}
-FACTOR = {("s", "ms"): 1000.0, ("ms", "ms"): 1.0, ("s/token", "ms"): 1000.0, ("ms/token", "ms"): 1.0,
-          ("tokens/s", "tok/s"): 1.0, ("queries/s", "req/s"): 1.0}
-STAT_SLOTS = {"mean": "mean", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99", "p99p9": "p999", "min": "min",
-              "max": "max", "stddev": "stdev"}
+LATENCY = {
+    "time_to_first_token": ("ttft_ms", "ms", "per-request"),
+    "time_per_output_token": ("tpot_ms", "ms", "per-request"),
+    "inter_token_latency": ("itl_ms", "ms", "per-request"),
+    "request_latency": ("e2e_latency_ms", "ms", "per-request"),
+}
+THROUGHPUT = {
+    "output_token_rate": ("output_tok_s", "tok/s", "aggregate"),
+    "total_token_rate": ("total_tok_s", "tok/s", "aggregate"),
+    "input_token_rate": ("prefill_tok_s", "tok/s", "aggregate"),
+    "request_rate": ("request_throughput_rps", "req/s", "aggregate"),
+}
+FACTOR = {
+    ("s", "ms"): 1000.0,
+    ("ms", "ms"): 1.0,
+    ("s/token", "ms"): 1000.0,
+    ("ms/token", "ms"): 1.0,
+    ("tokens/s", "tok/s"): 1.0,
+    ("queries/s", "req/s"): 1.0,
+}
+STAT_SLOTS = {
+    "mean": "mean",
+    "p50": "p50",
+    "p90": "p90",
+    "p95": "p95",
+    "p99": "p99",
+    "p99p9": "p999",
+    "min": "min",
+    "max": "max",
+    "stddev": "stdev",
+}
 
 
 def _jsonable(value: Any) -> Any:
@@ -79,8 +101,11 @@ def load_reports(path: Path) -> list[dict[str, Any]]:
         if not isinstance(rep, dict) or any(k not in rep for k in REPORT_KEYS):
             found = ", ".join(list(rep)[:12]) if isinstance(rep, dict) else type(rep).__name__
             missing = [k for k in REPORT_KEYS if not isinstance(rep, dict) or k not in rep]
-            raise InputError(f"not an llm-d Benchmark Report: expected keys {', '.join(REPORT_KEYS)}; missing "
-                             f"{', '.join(missing)}; found {found}", path=str(path), field=missing[0])
+            raise InputError(
+                f"not an llm-d Benchmark Report: expected keys {', '.join(REPORT_KEYS)}; missing {', '.join(missing)}; found {found}",
+                path=str(path),
+                field=missing[0],
+            )
         if not str(rep.get("version", "")).startswith("0.2"):
             raise InputError(f"Benchmark Report version {rep.get('version')!r} is not 0.2.x", path=str(path), field="version")
     return reports
@@ -110,10 +135,11 @@ def _engine_component(stack: Any) -> dict[str, Any] | None:
     return comps[0]["standardized"] if comps else None
 
 
-def build_record(kb: KB, rep: dict[str, Any], options: IntakeOptions, sources: list[str], path: str,
-                 result: IntakeResult, engines: list) -> dict[str, Any]:
+def build_record(
+    kb: KB, rep: dict[str, Any], options: IntakeOptions, sources: list[str], path: str, result: IntakeResult, engines: list
+) -> dict[str, Any]:
     """One benchmark record from one report (see the module docstring for the mapping)."""
-    agg = (((rep.get("results") or {}).get("request_performance") or {}).get("aggregate") or {})
+    agg = ((rep.get("results") or {}).get("request_performance") or {}).get("aggregate") or {}
     requests = agg.get("requests") or {}
     n = requests.get("total") if isinstance(requests.get("total"), int) and requests.get("total") >= 1 else None
     metrics: dict[str, Any] = {}
@@ -134,8 +160,11 @@ def build_record(kb: KB, rep: dict[str, Any], options: IntakeOptions, sources: l
             metrics[metric] = entry
     head = next((m for m in ("output_tok_s", "total_tok_s", "request_throughput_rps") if metrics.get(m, {}).get("value")), None)
     if head is None:
-        raise InputError("the report has no aggregate throughput (output_token_rate, total_token_rate or request_rate)",
-                         path=path, field="results.request_performance.aggregate.throughput")
+        raise InputError(
+            "the report has no aggregate throughput (output_token_rate, total_token_rate or request_rate)",
+            path=path,
+            field="results.request_performance.aggregate.throughput",
+        )
     scen = rep.get("scenario") or {}
     load = scen.get("load") or {}
     std = load.get("standardized") or {}
@@ -148,7 +177,10 @@ def build_record(kb: KB, rep: dict[str, Any], options: IntakeOptions, sources: l
     if isinstance(conc, int) and conc >= 1:
         stated["concurrency"] = conc
     elif isinstance(conc, float) and math.isinf(conc):
-        gaps["concurrency"] = {"reason": "the report states unbounded concurrency (.inf)", "checked": ["scenario.load.standardized.concurrency"]}
+        gaps["concurrency"] = {
+            "reason": "the report states unbounded concurrency (.inf)",
+            "checked": ["scenario.load.standardized.concurrency"],
+        }
     rate = std.get("rate_qps")
     if isinstance(rate, (int, float)) and not isinstance(rate, bool):
         stated["request_rate"] = "inf" if math.isinf(rate) else rate
@@ -158,8 +190,10 @@ def build_record(kb: KB, rep: dict[str, Any], options: IntakeOptions, sources: l
         if seq.get("distribution") == "fixed" and isinstance(val, (int, float)) and float(val).is_integer() and val >= 1:
             stated[cond] = int(val)
         elif seq:
-            gaps[cond] = {"reason": f"{key} is a {seq.get('distribution')} distribution (value {val}), not one length",
-                          "checked": [f"scenario.load.standardized.{key}"]}
+            gaps[cond] = {
+                "reason": f"{key} is a {seq.get('distribution')} distribution (value {val}), not one length",
+                "checked": [f"scenario.load.standardized.{key}"],
+            }
     for key, cond in (("tp", "tensor_parallel"), ("pp", "pipeline_parallel"), ("ep", "expert_parallel"), ("dp", "data_parallel")):
         if isinstance(par.get(key), int) and par[key] >= 1:
             stated[cond] = par[key]
@@ -168,8 +202,9 @@ def build_record(kb: KB, rep: dict[str, Any], options: IntakeOptions, sources: l
     if eid is None and tool:
         eid, _, _ = match_engine(tool, engines)
     if eid is None:
-        result.findings.append(KB1105.finding(f"stack engine tool {tool or '(none)'!r} names no engine of this KB; engine_id null",
-                                              path=path))
+        result.findings.append(
+            KB1105.finding(f"stack engine tool {tool or '(none)'!r} names no engine of this KB; engine_id null", path=path)
+        )
     version = options.engine_version or (str(eng.get("tool_version")) if eid and eng.get("tool_version") else None)
     stated["engine_version"] = version
     conditions = {k: stated.get(k) for k in CONDITION_KEYS}
@@ -181,36 +216,79 @@ def build_record(kb: KB, rep: dict[str, Any], options: IntakeOptions, sources: l
         if replicas in (None, 1):
             count = acc["count"]
         else:
-            gaps["accelerator_count"] = {"reason": f"accelerator.count {acc['count']} with replicas {replicas}: the report "
-                                                   "does not say whether the count is per replica or in total",
-                                         "checked": ["scenario.stack[].standardized.accelerator.count", "replicas"]}
+            gaps["accelerator_count"] = {
+                "reason": f"accelerator.count {acc['count']} with replicas {replicas}: the report "
+                "does not say whether the count is per replica or in total",
+                "checked": ["scenario.stack[].standardized.accelerator.count", "replicas"],
+            }
     run = rep.get("run") or {}
     time = run.get("time") or {}
     uid = str(run.get("uid") or "")
-    sub = {"report_version": str(rep.get("version")), "run_uid": uid or None, "run_eid": run.get("eid"), "run_cid": run.get("cid"),
-           "run_pid": run.get("pid"), "user": run.get("user"), "description": run.get("description"),
-           "keywords": ", ".join(map(str, run.get("keywords") or [])) or None, "start": _s(time.get("start")),
-           "end": _s(time.get("end")), "duration": _s(time.get("duration")), "load_tool": std.get("tool"),
-           "load_tool_version": std.get("tool_version"), "load_stage": std.get("stage"), "load_source": std.get("source"),
-           "failures": requests.get("failures"), "incomplete": requests.get("incomplete")}
+    sub = {
+        "report_version": str(rep.get("version")),
+        "run_uid": uid or None,
+        "run_eid": run.get("eid"),
+        "run_cid": run.get("cid"),
+        "run_pid": run.get("pid"),
+        "user": run.get("user"),
+        "description": run.get("description"),
+        "keywords": ", ".join(map(str, run.get("keywords") or [])) or None,
+        "start": _s(time.get("start")),
+        "end": _s(time.get("end")),
+        "duration": _s(time.get("duration")),
+        "load_tool": std.get("tool"),
+        "load_tool_version": std.get("tool_version"),
+        "load_stage": std.get("stage"),
+        "load_source": std.get("source"),
+        "failures": requests.get("failures"),
+        "incomplete": requests.get("incomplete"),
+    }
     key = uid.strip("0-") and uid or (load.get("metadata") or {}).get("cfg_id") or "report"
     rid = options.record_id or make_id("llmd", str(key)[:16], f"stage{std.get('stage', 0)}", f"rate{rate}" if rate is not None else None)
     hm = metrics[head]
     return {
-        "id": rid, "type": "benchmark",
+        "id": rid,
+        "type": "benchmark",
         "name": options.name or f"llm-d Benchmark Report: {run.get('description') or (eng.get('model') or {}).get('name') or rid}",
-        "status": "draft", "confidence": 0.7, "updated": today(), "sources": sources, "notes": " ".join(notes) or None,
-        "engine_id": eid, "accelerator_ids": ids, "accelerator_count": count, "accelerator_alternates": alts,
-        "hardware_raw": raw, "model": options.model or (eng.get("model") or {}).get("name"), "model_id": options.model_id,
-        "metric": head, "value": hm["value"], "unit": hm["unit"], "value_scope": "aggregate", "scenario": "online-serving",
-        "conditions": conditions, "condition_gaps": gaps, "metrics": metrics,
-        "environment": {"engine_version": version, "framework": tool or None,
-                        "extra": _jsonable({"stack": scen.get("stack") or [], "load": load})},
+        "status": "draft",
+        "confidence": 0.7,
+        "updated": today(),
+        "sources": sources,
+        "notes": " ".join(notes) or None,
+        "engine_id": eid,
+        "accelerator_ids": ids,
+        "accelerator_count": count,
+        "accelerator_alternates": alts,
+        "hardware_raw": raw,
+        "model": options.model or (eng.get("model") or {}).get("name"),
+        "model_id": options.model_id,
+        "metric": head,
+        "value": hm["value"],
+        "unit": hm["unit"],
+        "value_scope": "aggregate",
+        "scenario": "online-serving",
+        "conditions": conditions,
+        "condition_gaps": gaps,
+        "metrics": metrics,
+        "environment": {
+            "engine_version": version,
+            "framework": tool or None,
+            "extra": _jsonable({"stack": scen.get("stack") or [], "load": load}),
+        },
         "submission": {k: v for k, v in sub.items() if v is None or isinstance(v, (str, int, float, bool))},
         "methodology": f"llm-d Benchmark Report {rep.get('version')}; load generator {std.get('tool')} {std.get('tool_version') or ''}".strip(),
-        "provenance": [{"date": today(), "tag": "intake-llmd-report", "field": "*", "action": "import",
-                        "method": "inferkb.intake.llmd_report", "evidence": None,
-                        "basis": "Benchmark Report aggregate statistics, units converted to the metric registry's", "numbers_changed": False}],
+        "provenance": [
+            {
+                "date": today(),
+                "tag": "intake-llmd-report",
+                "field": "*",
+                "action": "import",
+                "method": "inferkb.intake.llmd_report",
+                "evidence": None,
+                "basis": "Benchmark Report aggregate statistics, units converted to the metric registry's",
+                "numbers_changed": False,
+            }
+        ],
     }
 
 
@@ -242,11 +320,15 @@ class LlmdReportImporter(Importer):
 # ---- export -------------------------------------------------------------------
 
 # registry metric -> (BR group, BR name, BR units, factor from registry unit)
-EXPORT = {"ttft_ms": ("latency", "time_to_first_token", "ms", 1.0), "tpot_ms": ("latency", "time_per_output_token", "ms/token", 1.0),
-          "itl_ms": ("latency", "inter_token_latency", "ms/token", 1.0), "e2e_latency_ms": ("latency", "request_latency", "ms", 1.0),
-          "output_tok_s": ("throughput", "output_token_rate", "tokens/s", 1.0),
-          "total_tok_s": ("throughput", "total_token_rate", "tokens/s", 1.0),
-          "request_throughput_rps": ("throughput", "request_rate", "queries/s", 1.0)}
+EXPORT = {
+    "ttft_ms": ("latency", "time_to_first_token", "ms", 1.0),
+    "tpot_ms": ("latency", "time_per_output_token", "ms/token", 1.0),
+    "itl_ms": ("latency", "inter_token_latency", "ms/token", 1.0),
+    "e2e_latency_ms": ("latency", "request_latency", "ms", 1.0),
+    "output_tok_s": ("throughput", "output_token_rate", "tokens/s", 1.0),
+    "total_tok_s": ("throughput", "total_token_rate", "tokens/s", 1.0),
+    "request_throughput_rps": ("throughput", "request_rate", "queries/s", 1.0),
+}
 _BACK = {v: k for k, v in STAT_SLOTS.items()}
 _RATE_SCOPES = {"aggregate", "per-system", None}
 
@@ -318,13 +400,18 @@ def export_report(kb: KB, record_id: str, arm: str | None = None) -> dict[str, A
     """
     rec = kb.get(record_id)
     if rec.type != "benchmark":
-        raise UsageError(f"{record_id!r} is {'an' if rec.type[:1] in 'aeiou' else 'a'} {rec.type} record; only benchmark records can be exported as a Benchmark Report")
+        raise UsageError(
+            f"{record_id!r} is {'an' if rec.type[:1] in 'aeiou' else 'a'} {rec.type} record; only benchmark records can be exported as a Benchmark Report"
+        )
     d = rec.data
     metrics = dict(d.get("metrics") or {})
     chosen = _chosen_arm(d, arm)
     if chosen is not None and d.get("metric"):
-        metrics[d["metric"]] = {"stats": chosen.get("stats") or {}, "unit": chosen.get("unit") or d.get("unit"),
-                                "value_scope": d.get("value_scope")}
+        metrics[d["metric"]] = {
+            "stats": chosen.get("stats") or {},
+            "unit": chosen.get("unit") or d.get("unit"),
+            "value_scope": d.get("value_scope"),
+        }
     elif d.get("metric") and d.get("metric") not in metrics and d.get("value") is not None:
         metrics[d["metric"]] = {"value": d["value"], "unit": d.get("unit"), "value_scope": d.get("value_scope")}
     aggregate: dict[str, Any] = {}
@@ -344,31 +431,52 @@ def export_report(kb: KB, record_id: str, arm: str | None = None) -> dict[str, A
     description = d.get("name") or rec.id
     if chosen is not None:
         description = f"{description} [arm {chosen['id']}: {chosen.get('label') or ''}]"
-    run: dict[str, Any] = {"uid": str(uuid.uuid5(uuid.NAMESPACE_URL, label)), "description": description,
-                           "keywords": ["inferkb", rec.key] + ([f"arm:{chosen['id']}"] if chosen is not None else [])}
+    run: dict[str, Any] = {
+        "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, label)),
+        "description": description,
+        "keywords": ["inferkb", rec.key] + ([f"arm:{chosen['id']}"] if chosen is not None else []),
+    }
     scenario: dict[str, Any] = {}
     hw = d.get("hardware_raw") or ", ".join(d.get("accelerator_ids") or [])
     if d.get("model") and hw and d.get("accelerator_count"):
-        par = {k: cond[c] for k, c in (("tp", "tensor_parallel"), ("pp", "pipeline_parallel"), ("ep", "expert_parallel"),
-                                        ("dp", "data_parallel")) if isinstance(cond.get(c), int)}
-        scenario["stack"] = [{
-            "metadata": {"label": f"{d.get('engine_id') or 'engine'}-0", "cfg_id": rec.id},
-            "standardized": {"kind": "inference_engine", "tool": d.get("engine_id") or "unknown",
-                             "tool_version": cond.get("engine_version") or "", "role": "replica", "replicas": 1,
-                             "model": {"name": d["model"]},
-                             "accelerator": {"model": hw, "count": d["accelerator_count"], "parallelism": par}},
-            "native": {"args": None, "envars": None, "config": (chosen or {}).get("config") or None}}]
+        par = {
+            k: cond[c]
+            for k, c in (("tp", "tensor_parallel"), ("pp", "pipeline_parallel"), ("ep", "expert_parallel"), ("dp", "data_parallel"))
+            if isinstance(cond.get(c), int)
+        }
+        scenario["stack"] = [
+            {
+                "metadata": {"label": f"{d.get('engine_id') or 'engine'}-0", "cfg_id": rec.id},
+                "standardized": {
+                    "kind": "inference_engine",
+                    "tool": d.get("engine_id") or "unknown",
+                    "tool_version": cond.get("engine_version") or "",
+                    "role": "replica",
+                    "replicas": 1,
+                    "model": {"name": d["model"]},
+                    "accelerator": {"model": hw, "count": d["accelerator_count"], "parallelism": par},
+                },
+                "native": {"args": None, "envars": None, "config": (chosen or {}).get("config") or None},
+            }
+        ]
     if isinstance(cond.get("input_tokens"), int):
-        std: dict[str, Any] = {"tool": (d.get("submission") or {}).get("load_tool") or "unknown", "tool_version": "",
-                               "source": "unknown", "input_seq_len": {"distribution": "fixed", "value": cond["input_tokens"]}}
+        std: dict[str, Any] = {
+            "tool": (d.get("submission") or {}).get("load_tool") or "unknown",
+            "tool_version": "",
+            "source": "unknown",
+            "input_seq_len": {"distribution": "fixed", "value": cond["input_tokens"]},
+        }
         if isinstance(cond.get("output_tokens"), int):
             std["output_seq_len"] = {"distribution": "fixed", "value": cond["output_tokens"]}
         if isinstance(cond.get("concurrency"), int):
             std["concurrency"] = cond["concurrency"]
         if isinstance(cond.get("request_rate"), (int, float)):
             std["rate_qps"] = cond["request_rate"]
-        scenario["load"] = {"metadata": {"schema_version": "0.0.1", "description": f"exported from inferkb {rec.key}"},
-                            "standardized": std, "native": {"args": None, "envars": None, "config": None}}
+        scenario["load"] = {
+            "metadata": {"schema_version": "0.0.1", "description": f"exported from inferkb {rec.key}"},
+            "standardized": std,
+            "native": {"args": None, "envars": None, "config": None},
+        }
     doc: dict[str, Any] = {"version": "0.2.1", "run": run}
     if scenario:
         doc["scenario"] = scenario

@@ -41,9 +41,27 @@ if TYPE_CHECKING:
 
 FORMAT = "mlperf"
 REQUIRED_COLUMNS = (
-    "Organization", "Availability", "Division", "SystemType", "SystemName", "Platform", "Model", "MlperfModel",
-    "Scenario", "Result", "Accuracy", "number_of_nodes", "host_processor_model_name", "accelerator_model_name",
-    "accelerators_per_node", "Location", "framework", "operating_system", "version", "inferred", "Units",
+    "Organization",
+    "Availability",
+    "Division",
+    "SystemType",
+    "SystemName",
+    "Platform",
+    "Model",
+    "MlperfModel",
+    "Scenario",
+    "Result",
+    "Accuracy",
+    "number_of_nodes",
+    "host_processor_model_name",
+    "accelerator_model_name",
+    "accelerators_per_node",
+    "Location",
+    "framework",
+    "operating_system",
+    "version",
+    "inferred",
+    "Units",
 )
 V61_COLUMNS = ("total_accelerators", "weight_data_types")
 REPO_URL = "https://github.com/mlcommons/inference_results_{round}"
@@ -68,18 +86,19 @@ def iter_rows(lines: Iterable[str], *, path: str = "<table>") -> Iterator[tuple[
         if missing:
             raise InputError(
                 f"not an MLPerf summary.csv: missing columns {', '.join(missing)}; expected {', '.join(REQUIRED_COLUMNS)}; "
-                f"found {', '.join(header[:40]) or 'no columns'}", path=path, field=missing[0])
+                f"found {', '.join(header[:40]) or 'no columns'}",
+                path=path,
+                field=missing[0],
+            )
         width = len(header)
         for fields in reader:
             if not fields or (len(fields) == 1 and not fields[0].strip()):
                 continue
             if len(fields) != width:
-                raise InputError(f"row at line {reader.line_num} has {len(fields)} fields, the header has {width}",
-                                 path=path)
+                raise InputError(f"row at line {reader.line_num} has {len(fields)} fields, the header has {width}", path=path)
             yield reader.line_num, dict(zip(header, fields, strict=True))
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} near line {reader.line_num + 1})",
-                         path=path) from None
+        raise InputError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} near line {reader.line_num + 1})", path=path) from None
     except csv.Error as exc:
         raise InputError(f"CSV syntax error near line {reader.line_num}: {exc}", path=path) from None
 
@@ -148,13 +167,21 @@ def _submission_source(ctx: TableContext, rnd: str, division: str, org: str, pla
     rel = f"{division}/{org}/results/{platform}"
     base = REPO_URL.format(round=rnd)
     ctx.sources[sid] = {
-        "id": sid, "type": "source",
+        "id": sid,
+        "type": "source",
         "name": f"MLPerf Inference {rnd} {division} submission: {org} {platform}",
         "url": f"{base}/tree/{ctx.commit or 'main'}/{rel}",
-        "publisher": f"MLCommons / {org}", "kind": "benchmark", "published": None, "accessed": today(),
-        "archived_url": None, "status": "verified", "confidence": 0.9, "updated": today(), "sources": [],
+        "publisher": f"MLCommons / {org}",
+        "kind": "benchmark",
+        "published": None,
+        "accessed": today(),
+        "archived_url": None,
+        "status": "verified",
+        "confidence": 0.9,
+        "updated": today(),
+        "sources": [],
         "notes": f"Results directory of one MLPerf Inference {rnd} submission (system {platform}); "
-                 f"one subdirectory per model and scenario with the LoadGen logs behind each summary.csv row.",
+        f"one subdirectory per model and scenario with the LoadGen logs behind each summary.csv row.",
     }
     return sid
 
@@ -172,20 +199,28 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
     key = f"summary.csv line {line}"
     if value is None or value <= 0:
         _skip(ctx, "unusable-result-value")
-        ctx.findings.append(KB1115.finding(f"{key}: Result {row['Result']!r} is not a positive number; row not imported",
-                                           path=ctx.path, field="Result"))
+        ctx.findings.append(
+            KB1115.finding(f"{key}: Result {row['Result']!r} is not a positive number; row not imported", path=ctx.path, field="Result")
+        )
         return None
     units = row["Units"].strip()
     metric, unit, scope, value, unit_note = M.metric_for(units, value)
     status, confidence = "verified", 0.9
     notes: list[str] = []
     if metric in ("samples_per_s", "request_throughput_rps") and M.is_text_llm(row["MlperfModel"]):
-        ctx.findings.append(KB1111.finding(
-            f"{key}: {row['Model']} {row['Scenario']} states Units {units!r} but MLPerf reports LLM throughput in tokens/s; "
-            f"metric left null", path=ctx.path, field="Units",
-            extra={"candidates": [metric, "output_tok_s"], "value": value}))
-        notes.append(f"The table states Units {units!r} for an LLM result that MLPerf reports in tokens/s; the metric "
-                     f"is undetermined (candidates: {metric}, output_tok_s).")
+        ctx.findings.append(
+            KB1111.finding(
+                f"{key}: {row['Model']} {row['Scenario']} states Units {units!r} but MLPerf reports LLM throughput in tokens/s; "
+                f"metric left null",
+                path=ctx.path,
+                field="Units",
+                extra={"candidates": [metric, "output_tok_s"], "value": value},
+            )
+        )
+        notes.append(
+            f"The table states Units {units!r} for an LLM result that MLPerf reports in tokens/s; the metric "
+            f"is undetermined (candidates: {metric}, output_tok_s)."
+        )
         metric, unit, status, confidence = None, units, "contested", 0.5
     if unit_note:
         notes.append(unit_note)
@@ -216,18 +251,27 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
             per_part = [candidates(ctx.kb, p) for p in parts] if len(parts) > 1 else []
             if per_part and all(len(c) == 1 for c in per_part):
                 acc_ids = list(dict.fromkeys(c[0] for c in per_part))
-                notes.append(f"Heterogeneous system: {raw_acc!r} names {len(parts)} accelerator types; "
-                             f"accelerator_count is the total over all of them.")
+                notes.append(
+                    f"Heterogeneous system: {raw_acc!r} names {len(parts)} accelerator types; "
+                    f"accelerator_count is the total over all of them."
+                )
         if not acc_ids:
             alternates = found
             ctx.unresolved[raw_acc] = ctx.unresolved.get(raw_acc, 0) + 1
         if total is not None and count is not None and total != count:
-            ctx.findings.append(KB1112.finding(
-                f"{key}: number_of_nodes x accelerators_per_node = {count} but total_accelerators = {total}; count left null",
-                path=ctx.path, field="total_accelerators", extra={"candidates": [count, total]}))
-            gaps["accelerator_count"] = {"reason": f"nodes x per-node ({count}) contradicts total_accelerators ({total})",
-                                         "checked": ["number_of_nodes", "accelerators_per_node", "total_accelerators"],
-                                         "recover": "the submission's system description JSON"}
+            ctx.findings.append(
+                KB1112.finding(
+                    f"{key}: number_of_nodes x accelerators_per_node = {count} but total_accelerators = {total}; count left null",
+                    path=ctx.path,
+                    field="total_accelerators",
+                    extra={"candidates": [count, total]},
+                )
+            )
+            gaps["accelerator_count"] = {
+                "reason": f"nodes x per-node ({count}) contradicts total_accelerators ({total})",
+                "checked": ["number_of_nodes", "accelerators_per_node", "total_accelerators"],
+                "recover": "the submission's system description JSON",
+            }
             count = None
 
     framework = row["framework"].strip()
@@ -239,59 +283,103 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
     wdt = row.get("weight_data_types", "").strip() if ctx.layout == "v6.1" else ""
     format_id, format_reason = M.match_format(wdt, ctx.format_index)
     if format_id is None:
-        gaps["format_id"] = {"reason": format_reason, "checked": ["weight_data_types"] if ctx.layout == "v6.1" else [],
-                             "recover": "the submission's system description JSON or measurements/ README"}
+        gaps["format_id"] = {
+            "reason": format_reason,
+            "checked": ["weight_data_types"] if ctx.layout == "v6.1" else [],
+            "recover": "the submission's system description JSON or measurements/ README",
+        }
 
     stated = {"engine_version": engine_version}
     conditions = {k: stated.get(k) for k in CONDITION_KEYS}
     checked = ["summary.csv row (framework, notes)"]
     recover = f"the submission's measurements/ and code/ directories for {row['Model']}/{row['Scenario']}"
     for cond in ("dataset", "input_tokens", "output_tokens", "tensor_parallel", "concurrency", "batch_size", "warmup"):
-        gaps[cond] = {"reason": "not stated in the MLPerf summary.csv row; fixed by the MLPerf benchmark definition "
-                                "or the submitter's configuration", "checked": checked, "recover": recover}
+        gaps[cond] = {
+            "reason": "not stated in the MLPerf summary.csv row; fixed by the MLPerf benchmark definition or the submitter's configuration",
+            "checked": checked,
+            "recover": recover,
+        }
     if engine_version is None:
-        gaps["engine_version"] = {"reason": "the framework column names no version for a single engine",
-                                  "checked": ["framework"], "recover": recover}
+        gaps["engine_version"] = {
+            "reason": "the framework column names no version for a single engine",
+            "checked": ["framework"],
+            "recover": recover,
+        }
 
     sources = [ctx.table_source] if ctx.table_source else []
     sources.append(_submission_source(ctx, rnd, division, org, platform))
     location = row["Location"].strip().lstrip("./")
     base = REPO_URL.format(round=rnd)
     submission = {
-        "suite": "MLPerf Inference", "round": rnd, "division": division, "availability": row["Availability"].strip(),
-        "system_type": row["SystemType"].strip(), "submitter": org, "system_name": row["SystemName"].strip(),
-        "platform": platform, "mlperf_model": row["MlperfModel"].strip(), "scenario_raw": row["Scenario"].strip(),
-        "result_raw": row["Result"].strip(), "units_raw": units, "tokens_inferred": row["inferred"].strip() == "1",
-        "results_path": location, "results_url": f"{base}/tree/{ctx.commit or 'main'}/{location}",
-        "number_of_nodes": nodes, "accelerators_per_node": per_node, "total_accelerators": total,
-        "weight_data_types": wdt or None, "table_line": line, "table_layout": ctx.layout,
+        "suite": "MLPerf Inference",
+        "round": rnd,
+        "division": division,
+        "availability": row["Availability"].strip(),
+        "system_type": row["SystemType"].strip(),
+        "submitter": org,
+        "system_name": row["SystemName"].strip(),
+        "platform": platform,
+        "mlperf_model": row["MlperfModel"].strip(),
+        "scenario_raw": row["Scenario"].strip(),
+        "result_raw": row["Result"].strip(),
+        "units_raw": units,
+        "tokens_inferred": row["inferred"].strip() == "1",
+        "results_path": location,
+        "results_url": f"{base}/tree/{ctx.commit or 'main'}/{location}",
+        "number_of_nodes": nodes,
+        "accelerators_per_node": per_node,
+        "total_accelerators": total,
+        "weight_data_types": wdt or None,
+        "table_line": line,
+        "table_layout": ctx.layout,
     }
     if submission["tokens_inferred"]:
         notes.append("The table's 'inferred' flag is 1: LoadGen inferred the token rate from samples x an assumed output length.")
         confidence = min(confidence, 0.7)
     model_id = M.resolve_model(row["Model"], ctx.model_index)
     rec: dict[str, Any] = {
-        "id": rid, "type": "benchmark",
+        "id": rid,
+        "type": "benchmark",
         "name": f"MLPerf Inference {rnd} {division}: {org} {row['SystemName'].strip()}, {row['Model']} {row['Scenario']}",
-        "status": status, "confidence": confidence, "updated": today(), "sources": sources,
+        "status": status,
+        "confidence": confidence,
+        "updated": today(),
+        "sources": sources,
         "notes": " ".join(notes) or None,
-        "engine_id": engine_id, "accelerator_ids": acc_ids, "accelerator_count": count,
-        "accelerator_alternates": alternates, "hardware_raw": hardware_raw,
-        "model": row["Model"].strip(), "model_id": model_id, "format_id": format_id,
-        "metric": metric, "value": value, "unit": unit, "value_scope": scope, "scenario": scenario,
-        "conditions": conditions, "condition_gaps": gaps,
+        "engine_id": engine_id,
+        "accelerator_ids": acc_ids,
+        "accelerator_count": count,
+        "accelerator_alternates": alternates,
+        "hardware_raw": hardware_raw,
+        "model": row["Model"].strip(),
+        "model_id": model_id,
+        "format_id": format_id,
+        "metric": metric,
+        "value": value,
+        "unit": unit,
+        "value_scope": scope,
+        "scenario": scenario,
+        "conditions": conditions,
+        "condition_gaps": gaps,
         "environment": M.environment(framework, row["operating_system"], row["host_processor_model_name"], engine_version),
         "accuracy": M.parse_accuracy(row["Accuracy"]),
         "submission": submission,
         "methodology": f"MLPerf Inference {rnd} {division} division, {row['Scenario']} scenario, run under LoadGen and "
-                       f"published in the round's summary.csv; value copied as stated ({units}).",
-        "measured_by": None, "reproducible": None,
-        "provenance": [{
-            "date": today(), "tag": "intake-mlperf", "field": "*", "action": "import",
-            "method": f"inferkb.intake.mlperf, {ctx.layout} table layout, line {line}",
-            "evidence": {"field": "Location", "quote": row["Location"].strip()},
-            "basis": "one summary.csv row; numbers copied, units normalised only where stated", "numbers_changed": False,
-        }],
+        f"published in the round's summary.csv; value copied as stated ({units}).",
+        "measured_by": None,
+        "reproducible": None,
+        "provenance": [
+            {
+                "date": today(),
+                "tag": "intake-mlperf",
+                "field": "*",
+                "action": "import",
+                "method": f"inferkb.intake.mlperf, {ctx.layout} table layout, line {line}",
+                "evidence": {"field": "Location", "quote": row["Location"].strip()},
+                "basis": "one summary.csv row; numbers copied, units normalised only where stated",
+                "numbers_changed": False,
+            }
+        ],
     }
     return rec
 
@@ -311,19 +399,29 @@ def iter_records(lines: Iterable[str], ctx: TableContext) -> Iterator[dict[str, 
 def finish(ctx: TableContext, result: IntakeResult, imported: int, rows: int | None = None) -> None:
     """Fill ``result.stats`` and the summary findings after a table import."""
     for raw, n in sorted(ctx.unresolved.items()):
-        result.findings.append(KB1103.finding(f"accelerator string {raw!r} ({n} rows) resolves to no single accelerator id; "
-                                              f"kept in hardware_raw", path=ctx.path, field="accelerator_model_name"))
+        result.findings.append(
+            KB1103.finding(
+                f"accelerator string {raw!r} ({n} rows) resolves to no single accelerator id; kept in hardware_raw",
+                path=ctx.path,
+                field="accelerator_model_name",
+            )
+        )
     for note, n in sorted(ctx.engine_notes.items()):
         result.findings.append(KB1114.finding(f"{note} ({n} rows)", path=ctx.path, field="framework"))
     if ctx.skipped:
         detail = ", ".join(f"{k}: {v}" for k, v in sorted(ctx.skipped.items()))
-        result.findings.append(KB1113.finding(f"{sum(ctx.skipped.values())} rows not imported ({detail})",
-                                              path=ctx.path, extra={"skipped": dict(ctx.skipped)}))
+        result.findings.append(
+            KB1113.finding(f"{sum(ctx.skipped.values())} rows not imported ({detail})", path=ctx.path, extra={"skipped": dict(ctx.skipped)})
+        )
     result.findings.extend(ctx.findings)
     result.stats = {
-        "format": FORMAT, "layout": ctx.layout, "imported": imported, "skipped": dict(sorted(ctx.skipped.items())),
+        "format": FORMAT,
+        "layout": ctx.layout,
+        "imported": imported,
+        "skipped": dict(sorted(ctx.skipped.items())),
         "unresolved_hardware": dict(sorted(ctx.unresolved.items())),
-        "unresolved_hardware_rows": sum(ctx.unresolved.values()), "cpu_only_rows": ctx.cpu_only,
+        "unresolved_hardware_rows": sum(ctx.unresolved.values()),
+        "cpu_only_rows": ctx.cpu_only,
         "engine_unresolved_rows": sum(ctx.engine_notes.values()),
         "sources_created": sum(1 for s in ctx.sources.values() if s),
     }
@@ -380,5 +478,13 @@ def _head(path: Path) -> bytes:
     return head
 
 
-__all__ = ["iter_rows", "iter_records", "import_table", "build_record", "TableContext", "table_layout", "MLPerfImporter",
-           "REQUIRED_COLUMNS"]
+__all__ = [
+    "iter_rows",
+    "iter_records",
+    "import_table",
+    "build_record",
+    "TableContext",
+    "table_layout",
+    "MLPerfImporter",
+    "REQUIRED_COLUMNS",
+]

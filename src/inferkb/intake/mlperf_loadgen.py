@@ -80,14 +80,22 @@ def parse_summary_text(text: str, *, path: str = "<summary>") -> dict[str, Any]:
             fields[key] = _value(val)
     if not fields and not sections:
         if "No errors encountered" in text or "No warnings encountered" in text:
-            raise InputError("the summary holds only LoadGen's trailer lines and no result (what an AccuracyOnly run "
-                             "leaves); use the PerformanceOnly run's mlperf_log_summary.txt", path=path)
-        raise InputError(f"not a LoadGen mlperf_log_summary.txt: expected keys {', '.join(SUMMARY_KEYS)}; found no "
-                         f"'key : value' lines", path=path)
+            raise InputError(
+                "the summary holds only LoadGen's trailer lines and no result (what an AccuracyOnly run "
+                "leaves); use the PerformanceOnly run's mlperf_log_summary.txt",
+                path=path,
+            )
+        raise InputError(
+            f"not a LoadGen mlperf_log_summary.txt: expected keys {', '.join(SUMMARY_KEYS)}; found no 'key : value' lines", path=path
+        )
     missing = [k for k in SUMMARY_KEYS if k not in fields]
     if missing:
-        raise InputError(f"not a LoadGen mlperf_log_summary.txt: expected keys {', '.join(SUMMARY_KEYS)}; missing "
-                         f"{', '.join(missing)}; found {', '.join(list(fields)[:12])}", path=path, field=missing[0])
+        raise InputError(
+            f"not a LoadGen mlperf_log_summary.txt: expected keys {', '.join(SUMMARY_KEYS)}; missing "
+            f"{', '.join(missing)}; found {', '.join(list(fields)[:12])}",
+            path=path,
+            field=missing[0],
+        )
     return {"fields": fields, "constraints": constraints, "sections": sections}
 
 
@@ -117,10 +125,21 @@ def _family_stats(fields: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def _base_record(kb: KB, options: IntakeOptions, rid: str, name: str, sources: list[str]) -> dict[str, Any]:
     ids, alts, raw, notes = resolve_accelerator(kb, options, None)
     return {
-        "id": rid, "type": "benchmark", "name": name, "status": "draft", "confidence": 0.8, "updated": today(),
-        "sources": sources, "notes": " ".join(notes) or None, "engine_id": engine_id(kb, options, None),
-        "accelerator_ids": ids, "accelerator_count": options.count, "accelerator_alternates": alts, "hardware_raw": raw,
-        "model": options.model, "model_id": options.model_id,
+        "id": rid,
+        "type": "benchmark",
+        "name": name,
+        "status": "draft",
+        "confidence": 0.8,
+        "updated": today(),
+        "sources": sources,
+        "notes": " ".join(notes) or None,
+        "engine_id": engine_id(kb, options, None),
+        "accelerator_ids": ids,
+        "accelerator_count": options.count,
+        "accelerator_alternates": alts,
+        "hardware_raw": raw,
+        "model": options.model,
+        "model_id": options.model_id,
     }
 
 
@@ -137,9 +156,14 @@ def import_summary_text(kb: KB, path: Path, options: IntakeOptions) -> IntakeRes
     validity = str(f["Result is"]).strip().upper()
     if validity != "VALID":
         failed = [k for k, v in parsed["constraints"].items() if v.upper() != "YES"]
-        result.findings.append(KB1110.finding(
-            f"LoadGen reports 'Result is : {validity}' (failed: {', '.join(failed) or 'not stated'}); not imported",
-            path=str(path), field="Result is", evidence={"field": "Result is", "quote": f"Result is : {f['Result is']}"}))
+        result.findings.append(
+            KB1110.finding(
+                f"LoadGen reports 'Result is : {validity}' (failed: {', '.join(failed) or 'not stated'}); not imported",
+                path=str(path),
+                field="Result is",
+                evidence={"field": "Result is", "quote": f"Result is : {f['Result is']}"},
+            )
+        )
         result.stats["skipped"] = {"invalid-result": 1}
         return result
     scenario_raw = str(f["Scenario"])
@@ -158,8 +182,7 @@ def import_summary_text(kb: KB, path: Path, options: IntakeOptions) -> IntakeRes
                 metric, value, scope = "e2e_latency_ms", val / NS_PER_MS, "per-request"
                 break
     if metric is None or not isinstance(value, (int, float)) or value <= 0:
-        raise InputError("LoadGen summary has no usable headline (tokens/samples per second or percentile latency)",
-                         path=str(path))
+        raise InputError("LoadGen summary has no usable headline (tokens/samples per second or percentile latency)", path=str(path))
     unit = {"output_tok_s": "tok/s", "samples_per_s": "samples/s", "e2e_latency_ms": "ms"}[metric]
     sources = resolve_sources(kb, options, path, raw, "mlperf", result.records)
     sut = str(f["SUT name"])
@@ -169,8 +192,12 @@ def import_summary_text(kb: KB, path: Path, options: IntakeOptions) -> IntakeRes
     for name, fam in _family_stats(f).items():
         if name == "e2e_latency_ms" and scenario == "offline":
             continue  # Offline "latency" is time since the one query was issued, not a per-request latency
-        entry: dict[str, Any] = {"stats": fam["stats"], "unit": "ms", "value_scope": "per-request",
-                                 "basis": "LoadGen Additional Stats, ns converted to ms"}
+        entry: dict[str, Any] = {
+            "stats": fam["stats"],
+            "unit": "ms",
+            "value_scope": "per-request",
+            "basis": "LoadGen Additional Stats, ns converted to ms",
+        }
         if fam["percentiles"]:
             entry["percentiles"] = fam["percentiles"]
         metrics[name] = entry
@@ -179,33 +206,74 @@ def import_summary_text(kb: KB, path: Path, options: IntakeOptions) -> IntakeRes
         stated["request_rate"] = f["target_qps"]
     if scenario == "offline" and isinstance(f.get("samples_per_query"), int) and f["samples_per_query"] >= 1:
         stated["num_prompts"] = f["samples_per_query"]
-    conditions, gaps = build_conditions(stated, "LoadGen summary", ["mlperf_log_summary.txt"],
-                                        ("input_tokens", "output_tokens", "engine_version", "dataset", "tensor_parallel"))
+    conditions, gaps = build_conditions(
+        stated,
+        "LoadGen summary",
+        ["mlperf_log_summary.txt"],
+        ("input_tokens", "output_tokens", "engine_version", "dataset", "tensor_parallel"),
+    )
     seeds = {k: str(v) for k, v in f.items() if k.endswith("rng_seed")}
-    submission: dict[str, Any] = {"suite": "MLPerf Inference", "harness": "LoadGen", "sut_name": sut, "mode": str(f["Mode"]),
-                                  "result_validity": validity, "tokens_inferred": tokens_inferred, **seeds}
-    for key, out in (("ttft_latency (ns)", "ttft_constraint_ms"), ("tpot_latency (ns)", "tpot_constraint_ms"),
-                     ("target_latency (ns)", "target_latency_ms")):
+    submission: dict[str, Any] = {
+        "suite": "MLPerf Inference",
+        "harness": "LoadGen",
+        "sut_name": sut,
+        "mode": str(f["Mode"]),
+        "result_validity": validity,
+        "tokens_inferred": tokens_inferred,
+        **seeds,
+    }
+    for key, out in (
+        ("ttft_latency (ns)", "ttft_constraint_ms"),
+        ("tpot_latency (ns)", "tpot_constraint_ms"),
+        ("target_latency (ns)", "target_latency_ms"),
+    ):
         if isinstance(f.get(key), int) and f[key] > 0:
             submission[out] = f[key] / NS_PER_MS
-    for key in ("Samples per second", "Completed samples per second", "Scheduled samples per second", "target_qps",
-                "min_duration (ms)", "performance_sample_count"):
+    for key in (
+        "Samples per second",
+        "Completed samples per second",
+        "Scheduled samples per second",
+        "target_qps",
+        "min_duration (ms)",
+        "performance_sample_count",
+    ):
         if isinstance(f.get(key), (int, float)):
             submission[re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")] = f[key]
-    rec.update({
-        "metric": metric, "value": float(value), "unit": unit, "value_scope": scope, "scenario": scenario,
-        "conditions": conditions, "condition_gaps": gaps, "metrics": metrics, "submission": submission,
-        "methodology": f"MLPerf LoadGen {scenario_raw} run, {f['Mode']}; headline as LoadGen printed it"
-                       + (" (tokens inferred from samples x an assumed output length)" if tokens_inferred else ""),
-        "provenance": [{"date": today(), "tag": "intake-mlperf", "field": "*", "action": "import",
-                        "method": "inferkb.intake.mlperf_loadgen summary text", "evidence": {"field": "Result is", "quote": "VALID"},
-                        "basis": "LoadGen mlperf_log_summary.txt; ns converted to ms", "numbers_changed": False}],
-    })
+    rec.update(
+        {
+            "metric": metric,
+            "value": float(value),
+            "unit": unit,
+            "value_scope": scope,
+            "scenario": scenario,
+            "conditions": conditions,
+            "condition_gaps": gaps,
+            "metrics": metrics,
+            "submission": submission,
+            "methodology": f"MLPerf LoadGen {scenario_raw} run, {f['Mode']}; headline as LoadGen printed it"
+            + (" (tokens inferred from samples x an assumed output length)" if tokens_inferred else ""),
+            "provenance": [
+                {
+                    "date": today(),
+                    "tag": "intake-mlperf",
+                    "field": "*",
+                    "action": "import",
+                    "method": "inferkb.intake.mlperf_loadgen summary text",
+                    "evidence": {"field": "Result is", "quote": "VALID"},
+                    "basis": "LoadGen mlperf_log_summary.txt; ns converted to ms",
+                    "numbers_changed": False,
+                }
+            ],
+        }
+    )
     if tokens_inferred:
         rec["confidence"] = 0.6
     if rec["hardware_raw"] is None and not rec["accelerator_ids"]:
-        result.findings.append(KB1103.finding("the summary names no hardware; pass --accelerator or --hardware-raw",
-                                              path=str(path), record=f"benchmarks/{rid}"))
+        result.findings.append(
+            KB1103.finding(
+                "the summary names no hardware; pass --accelerator or --hardware-raw", path=str(path), record=f"benchmarks/{rid}"
+            )
+        )
     result.records.insert(0, rec)
     result.stats["imported"] = 1
     return result
@@ -232,8 +300,7 @@ def _ns_block(block: Any, n: int | None) -> dict[str, Any] | None:
                 extra[f"p{float(key):g}"] = val / NS_PER_MS
     if n:
         stats["n"] = n
-    out: dict[str, Any] = {"stats": stats, "unit": "ms", "value_scope": "per-request",
-                           "basis": "result_summary.json, ns converted to ms"}
+    out: dict[str, Any] = {"stats": stats, "unit": "ms", "value_scope": "per-request", "basis": "result_summary.json, ns converted to ms"}
     if extra:
         out["percentiles"] = extra
     return out
@@ -246,8 +313,9 @@ def import_result_summary(kb: KB, path: Path, options: IntakeOptions) -> IntakeR
     require_keys(doc, _RS_KEYS, path, "MLPerf v6.x result_summary.json")
     result = IntakeResult(stats={"format": "mlperf", "kind": "result-summary-json", "imported": 0, "skipped": {}})
     if doc.get("complete") is not True or doc.get("state") != "complete":
-        result.findings.append(KB1110.finding(f"run state {doc.get('state')!r}, complete={doc.get('complete')!r}; not imported",
-                                              path=str(path), field="state"))
+        result.findings.append(
+            KB1110.finding(f"run state {doc.get('state')!r}, complete={doc.get('complete')!r}; not imported", path=str(path), field="state")
+        )
         result.stats["skipped"] = {"incomplete-run": 1}
         return result
     tps = doc["tps"]
@@ -263,8 +331,12 @@ def import_result_summary(kb: KB, path: Path, options: IntakeOptions) -> IntakeR
         if block:
             metrics[name] = block
     if isinstance(doc.get("qps"), (int, float)):
-        metrics["request_throughput_rps"] = {"value": float(doc["qps"]), "unit": "req/s", "value_scope": "per-system",
-                                             "basis": "result_summary.json qps"}
+        metrics["request_throughput_rps"] = {
+            "value": float(doc["qps"]),
+            "unit": "req/s",
+            "value_scope": "per-system",
+            "basis": "result_summary.json qps",
+        }
     run = doc.get("run_config") or {}
     load, warm = run.get("load_pattern") or {}, run.get("warmup") or {}
     stated = option_conditions(options)
@@ -276,23 +348,51 @@ def import_result_summary(kb: KB, path: Path, options: IntakeOptions) -> IntakeR
         stated["warmup"] = False
     if isinstance(doc.get("n_samples_issued"), int) and doc["n_samples_issued"] >= 1:
         stated["num_prompts"] = doc["n_samples_issued"]
-    conditions, gaps = build_conditions(stated, "result_summary.json", ["result_summary.json"],
-                                        ("input_tokens", "output_tokens", "engine_version", "dataset"))
+    conditions, gaps = build_conditions(
+        stated, "result_summary.json", ["result_summary.json"], ("input_tokens", "output_tokens", "engine_version", "dataset")
+    )
     scenario = options.extra.get("scenario")
     if scenario is None:
-        gaps["scenario"] = {"reason": "result_summary.json does not name the MLPerf scenario",
-                            "checked": ["run_config.load_pattern"], "recover": "the results path (Offline/Server/Interactive)"}
-    submission = {"suite": "MLPerf Inference", "harness": "v6.x result_summary", "harness_version": str(doc.get("version")),
-                  "load_pattern": load.get("type"), "n_samples_failed": doc.get("n_samples_failed"),
-                  "duration_ms": doc["duration_ns"] / NS_PER_MS if isinstance(doc.get("duration_ns"), int) else None}
+        gaps["scenario"] = {
+            "reason": "result_summary.json does not name the MLPerf scenario",
+            "checked": ["run_config.load_pattern"],
+            "recover": "the results path (Offline/Server/Interactive)",
+        }
+    submission = {
+        "suite": "MLPerf Inference",
+        "harness": "v6.x result_summary",
+        "harness_version": str(doc.get("version")),
+        "load_pattern": load.get("type"),
+        "n_samples_failed": doc.get("n_samples_failed"),
+        "duration_ms": doc["duration_ns"] / NS_PER_MS if isinstance(doc.get("duration_ns"), int) else None,
+    }
     submission.update({k: str(v) for k, v in run.items() if k.endswith("random_seed")})
-    rec.update({"metric": "output_tok_s", "value": float(tps), "unit": "tok/s", "value_scope": "per-system",
-                "scenario": scenario, "conditions": conditions, "condition_gaps": gaps, "metrics": metrics,
-                "submission": submission,
-                "methodology": "MLPerf v6.x harness run summary; tps as written, latencies converted from ns",
-                "provenance": [{"date": today(), "tag": "intake-mlperf", "field": "*", "action": "import",
-                                "method": "inferkb.intake.mlperf_loadgen result_summary.json", "evidence": None,
-                                "basis": "result_summary.json; ns converted to ms", "numbers_changed": False}]})
+    rec.update(
+        {
+            "metric": "output_tok_s",
+            "value": float(tps),
+            "unit": "tok/s",
+            "value_scope": "per-system",
+            "scenario": scenario,
+            "conditions": conditions,
+            "condition_gaps": gaps,
+            "metrics": metrics,
+            "submission": submission,
+            "methodology": "MLPerf v6.x harness run summary; tps as written, latencies converted from ns",
+            "provenance": [
+                {
+                    "date": today(),
+                    "tag": "intake-mlperf",
+                    "field": "*",
+                    "action": "import",
+                    "method": "inferkb.intake.mlperf_loadgen result_summary.json",
+                    "evidence": None,
+                    "basis": "result_summary.json; ns converted to ms",
+                    "numbers_changed": False,
+                }
+            ],
+        }
+    )
     result.records.insert(0, rec)
     result.stats["imported"] = 1
     return result

@@ -16,8 +16,13 @@ from ..hardware import normalise
 if TYPE_CHECKING:
     from ..store import KB
 
-SCENARIOS = {"offline": "offline", "server": "server", "interactive": "interactive",
-             "singlestream": "single-stream", "multistream": "multi-stream"}
+SCENARIOS = {
+    "offline": "offline",
+    "server": "server",
+    "interactive": "interactive",
+    "singlestream": "single-stream",
+    "multistream": "multi-stream",
+}
 
 # Benchmark name patterns -> kind. Order matters: the first match wins. "llm" rows are imported;
 # every other kind is a skip reason. VLM (Qwen3-VL) is an LLM decoder with an image encoder in front:
@@ -103,7 +108,7 @@ def match_engine(framework: str, index: list[tuple[re.Pattern, str]]) -> tuple[s
     found: dict[str, str | None] = {}
     for pat, eid in index:
         for m in pat.finditer(framework):
-            tail = re.match(r"\s*([^\s,;()]+)", framework[m.end():])
+            tail = re.match(r"\s*([^\s,;()]+)", framework[m.end() :])
             ver = tail.group(1) if tail and re.search(r"\d", tail.group(1)) else None
             if eid not in found or (found[eid] is None and ver):
                 found[eid] = ver
@@ -177,6 +182,7 @@ def match_format(weight_types: str, index: dict[str, list[str]]) -> tuple[str | 
 
 # ---- models, environment, accuracy ------------------------------------------------
 
+
 def model_index(kb: KB) -> dict[str, list[str]]:
     """``{normalised id/name/alias: [model ids]}`` of the KB."""
     index: dict[str, list[str]] = {}
@@ -202,14 +208,19 @@ def resolve_model(name: str, index: dict[str, list[str]]) -> str | None:
 
 def environment(framework: str, os_name: str, cpu: str, engine_version: str | None) -> dict[str, Any]:
     """The ``environment`` object from the row's framework, OS and host CPU strings (versions as stated)."""
+
     def grab(pattern: str) -> str | None:
         m = re.search(pattern, framework, re.I)
         return m.group(1) if m else None
 
     return {
-        "engine_version": engine_version, "framework": framework or None,
-        "cuda": grab(r"CUDA(?: Toolkit)?\s+v?(\d[\w.]*)"), "rocm": grab(r"ROCm\s+v?(\d[\w.]*)"),
-        "torch": grab(r"PyTorch\s+v?(\d[\w.+]*)"), "host_cpu": cpu.strip() or None, "os": os_name.strip() or None,
+        "engine_version": engine_version,
+        "framework": framework or None,
+        "cuda": grab(r"CUDA(?: Toolkit)?\s+v?(\d[\w.]*)"),
+        "rocm": grab(r"ROCm\s+v?(\d[\w.]*)"),
+        "torch": grab(r"PyTorch\s+v?(\d[\w.+]*)"),
+        "host_cpu": cpu.strip() or None,
+        "os": os_name.strip() or None,
     }
 
 

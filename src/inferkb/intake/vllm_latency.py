@@ -149,28 +149,48 @@ class VllmLatency(Importer):
                 if sid not in sources:
                     sources.append(sid)
             for d in disagree:
-                result.findings.append(C.KB1101.finding(
-                    f"arm {arm_id}: {d['field']} in the file is {d['file_ms']:.6g} ms but the raw latencies give "
-                    f"{d['recomputed_ms']:.6g} ms; the recomputed value is used",
-                    path=str(path), field=d["field"], extra={"arm": arm_id, **d}))
+                result.findings.append(
+                    C.KB1101.finding(
+                        f"arm {arm_id}: {d['field']} in the file is {d['file_ms']:.6g} ms but the raw latencies give "
+                        f"{d['recomputed_ms']:.6g} ms; the recomputed value is used",
+                        path=str(path),
+                        field=d["field"],
+                        extra={"arm": arm_id, **d},
+                    )
+                )
             if not from_raw:
                 summary_only.append(arm_id)
-                result.findings.append(C.KB1104.finding(
-                    f"arm {arm_id}: no raw latencies list; stats are the file's own avg_latency/percentiles (min, max, n unknown)",
-                    path=str(path), field="latencies", extra={"arm": arm_id}))
+                result.findings.append(
+                    C.KB1104.finding(
+                        f"arm {arm_id}: no raw latencies list; stats are the file's own avg_latency/percentiles (min, max, n unknown)",
+                        path=str(path),
+                        field="latencies",
+                        extra={"arm": arm_id},
+                    )
+                )
         engine = C.engine_id(kb, options, "vllm")
         stated = C.option_conditions(options)
         if "engine_version" not in stated and C.env_package(options.env, "vllm"):
             stated["engine_version"] = C.env_package(options.env, "vllm")
-        conditions, gaps = build_conditions(stated, FMT, ["the latency JSON (avg_latency, latencies, percentiles only)",
-                                                          "command-line options"], RELEVANT)
+        conditions, gaps = build_conditions(
+            stated, FMT, ["the latency JSON (avg_latency, latencies, percentiles only)", "command-line options"], RELEVANT
+        )
         base_mean = next(a["stats"]["mean"] for a in arm_objs if a["id"] == baseline)
         hw_hint = options.hardware_raw or options.accelerator
         rid = C.make_id(FMT, options.model, hw_hint, base_path.stem)
         label = options.model or base_path.stem
-        rec = C.skeleton(rid=rid, name=f"vLLM bench latency, {label} ({len(arm_objs)} arm{'s' if len(arm_objs) > 1 else ''})",
-                         engine=engine, metric="e2e_latency_ms", value=base_mean, unit="ms", value_scope=None,
-                         scenario="offline", sources=sources, options=options)
+        rec = C.skeleton(
+            rid=rid,
+            name=f"vLLM bench latency, {label} ({len(arm_objs)} arm{'s' if len(arm_objs) > 1 else ''})",
+            engine=engine,
+            metric="e2e_latency_ms",
+            value=base_mean,
+            unit="ms",
+            value_scope=None,
+            scenario="offline",
+            sources=sources,
+            options=options,
+        )
         env_gpu = options.env.get("gpu_raw") if isinstance(options.env, dict) else None
         C.apply_hardware(rec, kb, options, env_gpu, result.findings, path=base_path)
         rec["conditions"] = conditions

@@ -55,16 +55,37 @@ if TYPE_CHECKING:
 FMT = "vllm-serve"
 MARKERS = ("mean_ttft_ms", "output_throughput", "request_throughput", "completed")
 METRIC_NAMES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_latency_ms"}
-RATE_KEYS = {"output_throughput": "output_tok_s", "total_token_throughput": "total_tok_s",
-             "request_throughput": "request_throughput_rps"}
+RATE_KEYS = {"output_throughput": "output_tok_s", "total_token_throughput": "total_tok_s", "request_throughput": "request_throughput_rps"}
 _STAT_KEY = re.compile(r"^(mean|median|std|p(\d+(?:\.\d+)?))_([a-z0-9]+)_ms$")
 _STAT_SLOTS = {"50": "p50", "90": "p90", "95": "p95", "99": "p99", "99.9": "p999"}
-RELEVANT = ("concurrency", "request_rate", "num_prompts", "input_tokens", "output_tokens", "dataset", "warmup",
-            "engine_version", "tensor_parallel")
-CONSUMED = {"date", "model_id", "num_prompts", "request_rate", "max_concurrency", "ttfts", "itls", "input_lens",
-            "output_lens", "generated_texts", "errors", "start_times", "tokenizer_id", *RATE_KEYS}
-SUBMISSION_RENAME = {"duration": "duration_s", "request_goodput": "request_goodput_rps",
-                     "max_output_tokens_per_s": "peak_output_tok_s"}
+RELEVANT = (
+    "concurrency",
+    "request_rate",
+    "num_prompts",
+    "input_tokens",
+    "output_tokens",
+    "dataset",
+    "warmup",
+    "engine_version",
+    "tensor_parallel",
+)
+CONSUMED = {
+    "date",
+    "model_id",
+    "num_prompts",
+    "request_rate",
+    "max_concurrency",
+    "ttfts",
+    "itls",
+    "input_lens",
+    "output_lens",
+    "generated_texts",
+    "errors",
+    "start_times",
+    "tokenizer_id",
+    *RATE_KEYS,
+}
+SUBMISSION_RENAME = {"duration": "duration_s", "request_goodput": "request_goodput_rps", "max_output_tokens_per_s": "peak_output_tok_s"}
 
 
 def normalise_keys(doc: dict[str, Any]) -> dict[str, Any]:
@@ -165,11 +186,17 @@ _BLOCK_START = "Serving Benchmark Result"
 _LINE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ()/.\-]*?)\s*:\s*(\S+)\s*$")
 _CONSOLE_STAT = re.compile(r"^(Mean|Median|Std|P(\d+(?:\.\d+)?))\s+(TTFT|TPOT|ITL|E2EL)\s+\(ms\)$")
 _CONSOLE_KEYS = {
-    "successful requests": "completed", "failed requests": "failed", "benchmark duration (s)": "duration",
-    "total input tokens": "total_input_tokens", "total generated tokens": "total_output_tokens",
-    "request throughput (req/s)": "request_throughput", "request goodput (req/s)": "request_goodput",
-    "output token throughput (tok/s)": "output_throughput", "total token throughput (tok/s)": "total_token_throughput",
-    "peak output token throughput (tok/s)": "max_output_tokens_per_s", "peak concurrent requests": "max_concurrent_requests",
+    "successful requests": "completed",
+    "failed requests": "failed",
+    "benchmark duration (s)": "duration",
+    "total input tokens": "total_input_tokens",
+    "total generated tokens": "total_output_tokens",
+    "request throughput (req/s)": "request_throughput",
+    "request goodput (req/s)": "request_goodput",
+    "output token throughput (tok/s)": "output_throughput",
+    "total token throughput (tok/s)": "total_token_throughput",
+    "peak output token throughput (tok/s)": "max_output_tokens_per_s",
+    "peak concurrent requests": "max_concurrent_requests",
     "maximum request concurrency": "max_concurrency",
 }
 _NS_PAIR = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"[^\"]*\"|[^,()]+)")
@@ -201,7 +228,7 @@ def parse_console(text: str, path: Path) -> list[dict[str, Any]]:
     current: dict[str, Any] | None = None
     for line in lines:
         if line.startswith("Namespace(") and line.rstrip().endswith(")"):
-            ns = {k: _scalar(v) for k, v in _NS_PAIR.findall(line[len("Namespace("):-1])}
+            ns = {k: _scalar(v) for k, v in _NS_PAIR.findall(line[len("Namespace(") : -1])}
             context = {"_namespace": ns}
             continue
         if current is None:
@@ -232,14 +259,21 @@ def parse_console(text: str, path: Path) -> list[dict[str, Any]]:
     if current is not None:
         raise InputError("a 'Serving Benchmark Result' block is not closed by its '=====' line (truncated log?)", path=str(path))
     if not runs:
-        raise InputError("not a vllm-serve file: no JSON and no 'Serving Benchmark Result' block in the text "
-                         "(expected lines such as 'Successful requests:', 'Mean TTFT (ms):')", path=str(path))
+        raise InputError(
+            "not a vllm-serve file: no JSON and no 'Serving Benchmark Result' block in the text "
+            "(expected lines such as 'Successful requests:', 'Mean TTFT (ms):')",
+            path=str(path),
+        )
     out = []
     for run in runs:
         ctx = run.pop("_context")
         ns = ctx.get("_namespace", {})
-        doc: dict[str, Any] = {"model_id": ns.get("model"), "backend": ns.get("backend"),
-                               "num_prompts": ns.get("num_prompts"), "max_concurrency": ns.get("max_concurrency")}
+        doc: dict[str, Any] = {
+            "model_id": ns.get("model"),
+            "backend": ns.get("backend"),
+            "num_prompts": ns.get("num_prompts"),
+            "max_concurrency": ns.get("max_concurrency"),
+        }
         rate = ctx.get("request_rate", ns.get("request_rate"))
         doc["request_rate"] = rate
         if isinstance(ns.get("dataset_name"), str):
@@ -257,30 +291,45 @@ def parse_console(text: str, path: Path) -> list[dict[str, Any]]:
 
 # ---- records -------------------------------------------------------------
 
-def run_record(doc: dict[str, Any], path: Path, options: IntakeOptions, kb: KB, sources: list[str],
-               result: IntakeResult, *, console: bool, index: int) -> dict[str, Any] | None:
+
+def run_record(
+    doc: dict[str, Any], path: Path, options: IntakeOptions, kb: KB, sources: list[str], result: IntakeResult, *, console: bool, index: int
+) -> dict[str, Any] | None:
     """One benchmark record for one run dict, or ``None`` (with a KB1102 finding) when nothing completed."""
     doc = normalise_keys(doc)
     C.require_keys(doc, MARKERS, path, FMT, any_of=True)
     where = f"run {index}" if index else "run"
     completed = doc.get("completed")
     if completed is not None and C.number(completed, path, "completed", nonneg=True) == 0:
-        result.findings.append(C.KB1102.finding(
-            f"{where}: completed is 0 (failed: {doc.get('failed')}); every metric is a placeholder 0.0, so no record was made",
-            path=str(path), field="completed", extra={"run": index, "failed": doc.get("failed")}))
+        result.findings.append(
+            C.KB1102.finding(
+                f"{where}: completed is 0 (failed: {doc.get('failed')}); every metric is a placeholder 0.0, so no record was made",
+                path=str(path),
+                field="completed",
+                extra={"run": index, "failed": doc.get("failed")},
+            )
+        )
         result.stats.setdefault("skipped", {}).setdefault("no completed requests", 0)
         result.stats["skipped"]["no completed requests"] += 1
         return None
     metrics = latency_metrics(doc, path)
     for d in cross_check(doc, metrics, path):
-        result.findings.append(C.KB1101.finding(
-            f"{where}: {d['field']} is {d['file_ms']:.6g} ms but the per-request {d['from']} give {d['recomputed_ms']:.6g} ms",
-            path=str(path), field=d["field"], extra={"run": index, **d}))
+        result.findings.append(
+            C.KB1101.finding(
+                f"{where}: {d['field']} is {d['file_ms']:.6g} ms but the per-request {d['from']} give {d['recomputed_ms']:.6g} ms",
+                path=str(path),
+                field=d["field"],
+                extra={"run": index, **d},
+            )
+        )
     for key, name in RATE_KEYS.items():
         if doc.get(key) is not None:
-            metrics[name] = {"value": C.number(doc[key], path, key, nonneg=True),
-                             "unit": "req/s" if name.endswith("rps") else "tok/s", "value_scope": "aggregate",
-                             "basis": f"`{key}` of the run"}
+            metrics[name] = {
+                "value": C.number(doc[key], path, key, nonneg=True),
+                "unit": "req/s" if name.endswith("rps") else "tok/s",
+                "value_scope": "aggregate",
+                "basis": f"`{key}` of the run",
+            }
     if completed is not None:
         for name in ("ttft_ms", "e2e_latency_ms"):
             if name in metrics:
@@ -290,25 +339,46 @@ def run_record(doc: dict[str, Any], path: Path, options: IntakeOptions, kb: KB, 
     elif "ttft_ms" in metrics and "mean" in metrics["ttft_ms"]["stats"]:
         metric, value, unit, scope = "ttft_ms", metrics["ttft_ms"]["stats"]["mean"], "ms", "per-request"
     else:
-        raise InputError("the run has neither output_throughput nor mean_ttft_ms; nothing to import",
-                         path=str(path), field="output_throughput")
+        raise InputError(
+            "the run has neither output_throughput nor mean_ttft_ms; nothing to import", path=str(path), field="output_throughput"
+        )
     model = options.model or (doc.get("model_id") if isinstance(doc.get("model_id"), str) else None)
     backend = doc.get("backend") if isinstance(doc.get("backend"), str) else None
     endpoint_type = doc.get("endpoint_type") if isinstance(doc.get("endpoint_type"), str) else None
     engine = C.engine_id(kb, options, "vllm" if "vllm" in (backend, endpoint_type) else None)
     date = doc.get("date") if isinstance(doc.get("date"), str) else None
     run_no = doc.get("run_number")
-    rid = C.make_id(FMT, Path(model).name if model else None, options.hardware_raw or options.accelerator,
-                    date or path.stem, f"run-{run_no}" if run_no is not None else (f"block-{index}" if console and index else None))
-    rec = C.skeleton(rid=rid, name=f"vLLM bench serve, {Path(model).name if model else path.stem}"
-                     + (f", {date}" if date else "") + (f", run {run_no}" if run_no is not None else ""),
-                     engine=engine, metric=metric, value=value, unit=unit, value_scope=scope, scenario="online-serving",
-                     sources=sources, options=options)
+    rid = C.make_id(
+        FMT,
+        Path(model).name if model else None,
+        options.hardware_raw or options.accelerator,
+        date or path.stem,
+        f"run-{run_no}" if run_no is not None else (f"block-{index}" if console and index else None),
+    )
+    rec = C.skeleton(
+        rid=rid,
+        name=f"vLLM bench serve, {Path(model).name if model else path.stem}"
+        + (f", {date}" if date else "")
+        + (f", run {run_no}" if run_no is not None else ""),
+        engine=engine,
+        metric=metric,
+        value=value,
+        unit=unit,
+        value_scope=scope,
+        scenario="online-serving",
+        sources=sources,
+        options=options,
+    )
     rec["model"] = model
     if engine is None:
-        result.findings.append(C.KB1105.finding(
-            f"{where}: backend {backend!r} does not say which engine served the requests; engine_id left null (pass --engine)",
-            record=f"benchmarks/{rec['id']}", path=str(path), field="engine_id"))
+        result.findings.append(
+            C.KB1105.finding(
+                f"{where}: backend {backend!r} does not say which engine served the requests; engine_id left null (pass --engine)",
+                record=f"benchmarks/{rec['id']}",
+                path=str(path),
+                field="engine_id",
+            )
+        )
     C.apply_hardware(rec, kb, options, None, result.findings, path=path)
     stated = C.option_conditions(options)
     if doc.get("num_prompts") is not None:
@@ -346,7 +416,8 @@ def run_record(doc: dict[str, Any], path: Path, options: IntakeOptions, kb: KB, 
         f"{submission['harness']}: headline = {metric} ({'output tokens / benchmark duration' if metric == 'output_tok_s' else 'mean TTFT; the file has no throughput keys'}). "
         "Latency distributions from the summary *_ms keys (median stored as p50, std as stdev)"
         + ("; per-request ttfts/itls arrays (seconds) used only to cross-check and for TTFT min/max" if "ttfts" in doc else "")
-        + ("; console values are rounded to 2 decimals" if console else "") + "."
+        + ("; console values are rounded to 2 decimals" if console else "")
+        + "."
     )
     C.attach_env(rec, options.env, engine_package="vllm")
     return rec

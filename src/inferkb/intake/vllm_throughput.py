@@ -48,8 +48,12 @@ def rates(doc: dict[str, Any], path: Path) -> dict[str, dict[str, Any]]:
             name, basis = "request_throughput_rps", "`requests_per_second` = num_requests / elapsed_time"
         else:
             continue
-        out[name] = {"value": C.number(value, path, key, positive=True), "unit": "req/s" if name.endswith("rps") else "tok/s",
-                     "value_scope": "aggregate", "basis": basis}
+        out[name] = {
+            "value": C.number(value, path, key, positive=True),
+            "unit": "req/s" if name.endswith("rps") else "tok/s",
+            "value_scope": "aggregate",
+            "basis": basis,
+        }
     return out
 
 
@@ -82,18 +86,33 @@ class VllmThroughput(Importer):
                 checks.append(("tokens_per_second", "total_tok_s", total_tokens / elapsed))
             for key, name, expect in checks:
                 if key in doc and name in metrics and not C.close(metrics[name]["value"], expect, rel=1e-6):
-                    result.findings.append(C.KB1101.finding(
-                        f"{key} is {metrics[name]['value']:.6g} but the file's own totals give {expect:.6g}",
-                        path=str(path), field=key, extra={"file": metrics[name]["value"], "recomputed": expect}))
+                    result.findings.append(
+                        C.KB1101.finding(
+                            f"{key} is {metrics[name]['value']:.6g} but the file's own totals give {expect:.6g}",
+                            path=str(path),
+                            field=key,
+                            extra={"file": metrics[name]["value"], "recomputed": expect},
+                        )
+                    )
             metric = "output_tok_s" if "output_tok_s" in metrics else "total_tok_s"
             if metric not in metrics:
-                raise InputError("no token rate (tokens_per_second or a 'tokens_per_second (...)' key)",
-                                 path=str(path), field="tokens_per_second")
+                raise InputError(
+                    "no token rate (tokens_per_second or a 'tokens_per_second (...)' key)", path=str(path), field="tokens_per_second"
+                )
             sources = C.resolve_sources(kb, options, path, raw, FMT, extra)
             rid = C.make_id(FMT, options.model, options.hardware_raw or options.accelerator, path.stem)
-            rec = C.skeleton(rid=rid, name=f"vLLM bench throughput, {options.model or path.stem}", engine=C.engine_id(kb, options, "vllm"),
-                             metric=metric, value=metrics[metric]["value"], unit="tok/s", value_scope="aggregate",
-                             scenario="offline", sources=sources, options=options)
+            rec = C.skeleton(
+                rid=rid,
+                name=f"vLLM bench throughput, {options.model or path.stem}",
+                engine=C.engine_id(kb, options, "vllm"),
+                metric=metric,
+                value=metrics[metric]["value"],
+                unit="tok/s",
+                value_scope="aggregate",
+                scenario="offline",
+                sources=sources,
+                options=options,
+            )
             env_gpu = (options.env or {}).get("gpu_raw") if isinstance(options.env, dict) else None
             C.apply_hardware(rec, kb, options, env_gpu, result.findings, path=path)
             stated = C.option_conditions(options)
@@ -101,18 +120,27 @@ class VllmThroughput(Importer):
             if "engine_version" not in stated and C.env_package(options.env, "vllm"):
                 stated["engine_version"] = C.env_package(options.env, "vllm")
             rec["conditions"], rec["condition_gaps"] = build_conditions(
-                stated, FMT, ["the throughput JSON (elapsed_time, num_requests, totals, rates only)", "command-line options"], RELEVANT)
+                stated, FMT, ["the throughput JSON (elapsed_time, num_requests, totals, rates only)", "command-line options"], RELEVANT
+            )
             rec["metrics"] = metrics
             sub: dict[str, Any] = {"harness": "vllm bench throughput --output-json", "elapsed_time_s": elapsed, "num_requests": n_req}
             for key, value in doc.items():
-                if key not in ("elapsed_time", "num_requests") and key not in ("tokens_per_second", "requests_per_second") \
-                        and not _FORK_RATE.match(key) and not isinstance(value, (list, dict)):
+                if (
+                    key not in ("elapsed_time", "num_requests")
+                    and key not in ("tokens_per_second", "requests_per_second")
+                    and not _FORK_RATE.match(key)
+                    and not isinstance(value, (list, dict))
+                ):
                     sub[key] = value
             rec["submission"] = sub
             rec["methodology"] = (
                 f"vllm bench throughput (offline LLM engine, all prompts submitted at once): headline {metric}"
-                + (" = `tokens_per_second`, which counts prompt + output tokens / elapsed_time (not output throughput)"
-                   if metric == "total_tok_s" else " from the fork's `tokens_per_second (output)` key") + "."
+                + (
+                    " = `tokens_per_second`, which counts prompt + output tokens / elapsed_time (not output throughput)"
+                    if metric == "total_tok_s"
+                    else " from the fork's `tokens_per_second (output)` key"
+                )
+                + "."
             )
             C.attach_env(rec, options.env, engine_package="vllm")
             bench.append(rec)
