@@ -14,7 +14,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .store import KB
+    from .kb import KB
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
@@ -26,9 +26,10 @@ def normalise(text: str) -> str:
 
 def alias_index(kb: KB) -> dict[str, list[str]]:
     """``{normalised alias: [accelerator ids]}`` for the KB (cached on the KB object)."""
-    cached = kb.__dict__.get("_alias_index")
-    if cached is not None:
-        return cached
+    return kb.cached("hardware.alias_index", lambda: _alias_index(kb))
+
+
+def _alias_index(kb: KB) -> dict[str, list[str]]:
     index: dict[str, list[str]] = {}
     if "accelerator" in kb.profile.types:
         for rec in kb.by_type("accelerator"):
@@ -38,7 +39,6 @@ def alias_index(kb: KB) -> dict[str, list[str]]:
                     ids = index.setdefault(normalise(name), [])
                     if rec.id not in ids:
                         ids.append(rec.id)
-    kb.__dict__["_alias_index"] = index
     return index
 
 
@@ -136,9 +136,10 @@ def mention_index(kb: KB) -> dict[str, tuple[tuple[str, ...], str]]:
     A phrase that is an alias/name/id of some part keeps ``alias`` strength for exactly those parts;
     derived phrases and family tokens only add parts where no stronger phrase claims the same words.
     """
-    cached = kb.__dict__.get("_mention_index")
-    if cached is not None:
-        return cached
+    return kb.cached("hardware.mention_index", lambda: _mention_index(kb))
+
+
+def _mention_index(kb: KB) -> dict[str, tuple[tuple[str, ...], str]]:
     strong = alias_index(kb)
     derived: dict[str, list[str]] = {}
     family: dict[str, list[str]] = {}
@@ -168,21 +169,18 @@ def mention_index(kb: KB) -> dict[str, tuple[tuple[str, ...], str]]:
         index[phrase] = (tuple(merged), "family")
     for phrase, ids in strong.items():
         index[phrase] = (tuple(ids), "alias")
-    kb.__dict__["_mention_index"] = index
     return index
 
 
 def _first_tokens(kb: KB) -> dict[str, list[int]]:
-    cached = kb.__dict__.get("_mention_first")
-    if cached is not None:
-        return cached
-    first: dict[str, set[int]] = {}
-    for phrase in mention_index(kb):
-        toks = phrase.split()
-        first.setdefault(toks[0], set()).add(len(toks))
-    out = {tok: sorted(lengths, reverse=True) for tok, lengths in first.items()}
-    kb.__dict__["_mention_first"] = out
-    return out
+    def build() -> dict[str, list[int]]:
+        first: dict[str, set[int]] = {}
+        for phrase in mention_index(kb):
+            toks = phrase.split()
+            first.setdefault(toks[0], set()).add(len(toks))
+        return {tok: sorted(lengths, reverse=True) for tok, lengths in first.items()}
+
+    return kb.cached("hardware.mention_first", build)
 
 
 def find_mentions(kb: KB, text: str) -> list[Mention]:

@@ -13,7 +13,7 @@ from .errors import KBError
 from .jsonio import parse_bytes
 
 if TYPE_CHECKING:
-    from .store import KB
+    from .kb import KB
 
 DIMENSIONS = ("rate", "latency", "ratio", "energy", "quality", "memory")
 

@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import RecordExists, UsageError
-from .jsonio import atomic_write_text, dumps_record
+from .schemas import schema_doc
 from .store import check_id
-from .validate import schema_doc
 
 if TYPE_CHECKING:
-    from .store import KB
+    from .kb import KB
 
 
 def slugify(name: str) -> str:
@@ -83,5 +82,6 @@ def write_new(kb: KB, type_name: str, name: str, *, record_id: str | None = None
     path = kb.record_path(type_name, record["id"])
     if path.exists():
         raise RecordExists(f"{path} already exists; refusing to overwrite it")
-    atomic_write_text(path, dumps_record(record))
+    # A skeleton is not valid yet (nulls to fill in), so the store writes it without validating.
+    kb.write_records([record], validate=False)
     return path

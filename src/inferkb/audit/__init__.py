@@ -18,7 +18,7 @@ from ..findings import Finding
 from ..report import Report
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 # Order is the order `inferkb audit` / `check` run and print them.
 AUDIT_MODULES = (

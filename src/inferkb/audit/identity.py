@@ -27,7 +27,8 @@ from ..rules import Rule, register
 from . import AuditResult, audit
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 KB801 = register(
     Rule(
@@ -269,17 +270,17 @@ def _has_alternates(kb: KB) -> bool:
 
 def _schema_fields(kb: KB) -> frozenset[str]:
     """Top-level properties the KB's benchmark schema declares (empty set when it has no schema file)."""
-    cached = kb.__dict__.get("_benchmark_schema_fields")
-    if cached is None:
+
+    def build() -> frozenset[str]:
         import json
 
         path = kb.root / "schemas" / "benchmark.schema.json"
         try:
-            cached = frozenset(json.loads(path.read_text(encoding="utf-8")).get("properties") or {})
+            return frozenset(json.loads(path.read_text(encoding="utf-8")).get("properties") or {})
         except (OSError, ValueError):
-            cached = frozenset()
-        kb.__dict__["_benchmark_schema_fields"] = cached
-    return cached
+            return frozenset()
+
+    return kb.memo("identity.benchmark_schema_fields", build)
 
 
 @audit("identity", "Hardware strings (hardware_raw or text) vs the chosen accelerator; ambiguity without alternates.")

@@ -28,7 +28,7 @@ from . import AuditResult, audit
 from .conditions_text import CONDITIONS, STRUCTURED_FIELD, TEXT_FIELDS, ConditionAssessment, assess, documented_gaps
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 LABEL = {
     "model": "model",

@@ -22,7 +22,8 @@ from ..rules import Rule, register
 from . import AuditResult, audit
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 # name -> (dimension, unit, direction, requires_baseline, measured quantity).
 # The corpus has no registry; this is its metric enum plus the bundled registry's

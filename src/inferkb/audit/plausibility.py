@@ -37,7 +37,8 @@ from . import AuditResult, audit
 from .metric_consistency import _measured_mismatch, metric_info, value_scope
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 MBU_SUSPICIOUS = 0.90
 DECODE_METRICS = {"decode_tok_s", "tok_s_per_user"}
@@ -123,16 +124,16 @@ _PER_N_NODE = re.compile(r"\bper[ -](\d+)[ -]gpu[ -](?:node|server|host)\b", re.
 
 
 def _model_index(kb: KB) -> list[tuple[str, Record]]:
-    cached = kb.__dict__.get("_plausibility_models")
-    if cached is not None:
-        return cached
+    return kb.cached("plausibility.models", lambda: _build_model_index(kb))
+
+
+def _build_model_index(kb: KB) -> list[tuple[str, Record]]:
     index: list[tuple[str, Record]] = []
     if "model" in kb.profile.types:
         for rec in kb.by_type("model"):
             for label in [rec.id, rec.data.get("name")] + list(rec.data.get("aliases") or []):
                 if isinstance(label, str) and normalise(label):
                     index.append((normalise(label), rec))
-    kb.__dict__["_plausibility_models"] = index
     return index
 
 

@@ -33,7 +33,7 @@ from .base import DerivationOutput, Proposal
 from .proof import Proof
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 # Order is the order `inferkb derive --list` shows them.
 DERIVE_MODULES = ("interconnect_ids", "format_id", "accelerator_alternates")

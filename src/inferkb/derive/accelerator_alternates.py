@@ -20,7 +20,7 @@ from . import base, derivation
 from .base import DerivationOutput, Proposal
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 
 @derivation(

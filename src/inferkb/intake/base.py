@@ -20,7 +20,7 @@ from ..findings import Finding
 from ..store import check_id
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 CONDITION_KEYS = (
     "batch_size",
@@ -274,9 +274,6 @@ def commit(
     called for each). Raises :class:`RecordExists`, :class:`RecordInvalid` or
     :class:`UsageError`.
     """
-    from ..store import Record
-    from ..validate import validate_record
-
     planned = []
     for data in records:
         rid, rtype = data.get("id"), data.get("type")
@@ -284,6 +281,7 @@ def commit(
             raise UsageError("importer produced a record without string id/type")
         check_id(rid)
         path = kb.record_path(rtype, rid)
+        old = None
         if path.exists():
             old = kb.resolve(f"{kb.profile.types[rtype].dir}/{rid}")
             if old is not None and stable_view(old.data) == stable_view(data):
@@ -294,42 +292,22 @@ def commit(
                 raise RecordExists(
                     f"{path} exists with different content; refusing to overwrite (use --update to replace it and see the diff)"
                 )
-        planned.append((data, path))
-    # Validate the whole batch as if written, so records may reference each other.
-    staged = {}
-    for data, _ in planned:
-        spec = kb.profile.types[data["type"]]
-        key = f"{spec.dir}/{data['id']}"
-        staged[key] = Record(key, data["id"], data["type"], spec.dir, f"data/{spec.dir}/{data['id']}.json", data)
-    saved = {k: kb.records.get(k) for k in staged}
-    kb.records.update(staged)
-    for attr in ("by_id", "_ids_by_type"):
-        kb.__dict__.pop(attr, None)
-    try:
-        from ..errors import RecordInvalid
+        planned.append((data, old.data if path.exists() and old is not None else None))
 
-        for key, rec in staged.items():
-            errors = [f for f in validate_record(kb, rec) if f.severity == "error"]
-            if errors:
-                detail = "; ".join(f"{f.field or '-'}: {f.message}" for f in errors[:5])
-                raise RecordInvalid(f"record {key} is invalid; nothing was written: {detail}", errors)
-    finally:
-        for key, old in saved.items():
-            if old is None:
-                kb.records.pop(key, None)
-            else:
-                kb.records[key] = old
-        for attr in ("by_id", "_ids_by_type"):
-            kb.__dict__.pop(attr, None)
-    written = []
-    for data, path in planned:
-        if path.exists() and on_diff is not None:
-            old = kb.resolve(f"{kb.profile.types[data['type']].dir}/{data['id']}")
-            if old is not None:
-                on_diff(old.data, data)
-        rec = kb.write_record(data, overwrite=update, validate=False)
-        written.append(rec.key)
-    return written
+    def validate_then_show(store, staged):
+        from ..validate import validate_records
+
+        findings = validate_records(store, staged)
+        if on_diff is not None and not any(f.severity == "error" for f in findings):
+            for data, old_data in planned:
+                if old_data is not None:
+                    on_diff(old_data, data)
+        return findings
+
+    # One batch through the store: validated as if written (records may reference each other), all or nothing;
+    # the diffs of replaced records are shown once the batch is known to be valid, before anything is written.
+    written = kb.write_records([data for data, _ in planned], overwrite=update, check=validate_then_show)
+    return [rec.key for rec in written]
 
 
 def read_input(path: Path, *, limit: int | None = None) -> bytes:

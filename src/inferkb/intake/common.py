@@ -36,7 +36,7 @@ from ..rules import Rule, register
 from .base import IntakeOptions, read_input, today
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 KB1101 = register(
     Rule(

@@ -33,7 +33,7 @@ from .common import KB1103, load_json, make_id, resolve_sources
 from .table_rules import KB1112, KB1113, KB1114, KB1115
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FORMAT = "inferencex"
 ROW_KEYS = ("id", "hardware", "framework", "model", "conc", "isl", "osl", "metrics")

@@ -33,7 +33,7 @@ from .common import engine_id as option_engine
 from .mlperf_maps import engine_alias_index, match_engine
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FORMAT = "llmd-report"
 REPORT_KEYS = ("version", "run", "results")

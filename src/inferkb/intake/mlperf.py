@@ -37,7 +37,7 @@ from .common import KB1103
 from .table_rules import KB1111, KB1112, KB1113, KB1114, KB1115
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FORMAT = "mlperf"
 REQUIRED_COLUMNS = (

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..hardware import normalise
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 SCENARIOS = {
     "offline": "offline",
