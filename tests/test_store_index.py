@@ -14,7 +14,9 @@ from inferkb.store import writer as store_writer
 
 
 def _kb(tmp_path, files=None):
-    return inferkb.open(write_kb(tmp_path / "kb", files or {"data/accelerators/gpu-a.json": rec("accelerator", "gpu-a", aliases=["GPU A"])}))
+    return inferkb.open(
+        write_kb(tmp_path / "kb", files or {"data/accelerators/gpu-a.json": rec("accelerator", "gpu-a", aliases=["GPU A"])})
+    )
 
 
 def test_alias_lookup_finds_an_accelerator_written_on_the_same_kb_object(tmp_path):
