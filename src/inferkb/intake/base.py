@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import plugins
 from ..errors import InputError, RecordExists, UsageError
 from ..findings import Finding
 from ..store import check_id
@@ -102,16 +103,20 @@ class Importer:
         raise NotImplementedError
 
 
-IMPORTERS: dict[str, Importer] = {}
+# The importers extension point's items: ``{format name: Importer instance}``.
+IMPORTERS: dict[str, Importer] = plugins.IMPORTERS.items
 
 
 def register(cls: type[Importer]) -> type[Importer]:
-    """Class decorator: instantiate and register an importer under its ``name``."""
+    """Class decorator: instantiate and register an importer under its ``name`` (the one registration style for importers)."""
     inst = cls()
     if not inst.name:
         raise ValueError(f"{cls.__name__} has no name")
-    IMPORTERS[inst.name] = inst
+    plugins.IMPORTERS.register(inst.name, inst, module=cls.__module__)
     return cls
+
+
+importer = register  # the same decorator under the name the other extension points' decorators follow
 
 
 # ---- statistics -----------------------------------------------------------
