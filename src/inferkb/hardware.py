@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .kb import KB
+    from .store import Record
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
@@ -192,7 +193,7 @@ def find_mentions(kb: KB, text: str) -> list[Mention]:
     if not text:
         return []
     index, first = mention_index(kb), _first_tokens(kb)
-    tokens = normalise(_COUNT_PREFIX.sub(" ", text)).split()
+    tokens = mention_tokens(text)
     out: list[Mention] = []
     i = 0
     while i < len(tokens):
@@ -208,6 +209,11 @@ def find_mentions(kb: KB, text: str) -> list[Mention]:
     return out
 
 
+def mention_tokens(text: str) -> list[str]:
+    """The normalised tokens :func:`find_mentions` scans (device counts removed); ``Mention.start`` indexes them."""
+    return normalise(_COUNT_PREFIX.sub(" ", text)).split()
+
+
 def quote_of(text: str, mention: Mention) -> str:
     """The exact substring of ``text`` that ``mention`` was found from (evidence must quote, not normalise).
 
@@ -220,3 +226,51 @@ def quote_of(text: str, mention: Mention) -> str:
     pattern = r"(?<![A-Za-z0-9])" + r"[^A-Za-z0-9]+".join(map(re.escape, tokens)) + r"(?![A-Za-z0-9])"
     m = re.search(pattern, text, re.IGNORECASE)
     return m.group(0) if m else mention.phrase
+
+
+# Words of accelerator names that do not tell one part from another ("NVIDIA", "PCIe", "GB").
+_VENDOR_WORDS = {
+    "nvidia",
+    "amd",
+    "intel",
+    "apple",
+    "google",
+    "geforce",
+    "radeon",
+    "instinct",
+    "sxm",
+    "pcie",
+    "nvl",
+    "the",
+    "and",
+    "gb",
+    "per",
+    "accelerator",
+    "edition",
+    "workstation",
+    "cloud",
+    "local",
+    "system",
+    "integrated",
+    "gpu",
+    "max",
+    "pro",
+}
+
+
+def accelerator_tokens(acc: Record | None) -> set[str]:
+    """Distinctive lower-case tokens of an accelerator's id, name and aliases ("h100", "mi355x", "gaudi"), vendor words removed."""
+    if acc is None:
+        return set()
+    labels = [acc.id, acc.data.get("name") or ""] + list(acc.data.get("aliases") or [])
+    return {t for label in labels if isinstance(label, str) for t in normalise(label).split() if len(t) >= 2 and t not in _VENDOR_WORDS}
+
+
+def record_accelerator_tokens(kb: KB, data: dict) -> frozenset[str]:
+    """:func:`accelerator_tokens` of every accelerator a benchmark record names in ``accelerator_ids`` (union)."""
+    ids = data.get("accelerator_ids")
+    out: set[str] = set()
+    for aid in ids if isinstance(ids, list) else []:
+        if isinstance(aid, str):
+            out |= accelerator_tokens(kb.resolve(aid, "accelerator"))
+    return frozenset(out)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..hardware import record_accelerator_tokens
+from ..resolve import engine_names
 from ..rules import Rule, register
 from . import AuditResult, audit
 from .conditions_text import CONDITIONS, STRUCTURED_FIELD, TEXT_FIELDS, ConditionAssessment, assess, documented_gaps
@@ -125,9 +127,10 @@ def run(kb: KB) -> AuditResult:
     from_text = dict.fromkeys(CONDITIONS, 0)
     complete: list[str] = []
     n = 0
+    engines = engine_names(kb)
     for rec in kb.by_type("benchmark"):
         n += 1
-        result = assess(rec.data)
+        result = assess(rec.data, engines=engines, accelerator_tokens=record_accelerator_tokens(kb, rec.data))
         where = {"record": rec.key, "path": rec.path}
         for cond, a in result.items():
             extra = {"condition": cond, "checked": a.checked, "recover": a.recover}

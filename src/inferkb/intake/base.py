@@ -205,38 +205,32 @@ def resolve_accelerator(kb: KB, options: IntakeOptions, raw_from_file: str | Non
 
     Returns ``(ids, alternates, hardware_raw, notes)``. An explicit
     ``--accelerator`` id wins (must exist: :class:`UsageError` otherwise); a raw
-    string resolves through aliases; several candidates give no id and all
-    candidates as alternates; no match keeps only ``hardware_raw`` and a note.
+    string resolves through :func:`inferkb.resolve.resolve` (aliases, then
+    normalised names; never a name covering only part of the string); several
+    candidates give no id and all candidates as alternates; no match keeps only
+    ``hardware_raw`` and a note.
     """
-    from ..hardware import candidates, find_mentions
+    from ..resolve import resolve
 
     raw = options.hardware_raw or raw_from_file
     notes: list[str] = []
+    res = resolve(kb, "accelerator", raw) if raw else None
     if options.accelerator:
         if options.accelerator not in kb.ids_of_type("accelerator"):
             raise UsageError(f"--accelerator {options.accelerator!r} is not an accelerator id in this KB")
-        alts = [c for c in candidates(kb, raw) if c != options.accelerator] if raw else []
+        alts = [c for c in res.ids if c != options.accelerator] if res is not None and res.how != "parts" else []
         return [options.accelerator], alts, raw, notes
-    if not raw:
+    if res is None:
         notes.append("no hardware string in the file and no --accelerator/--hardware-raw given")
         return [], [], None, notes
-    found = candidates(kb, raw)
-    if len(found) == 1:
-        return found, [], raw, notes
-    if found:
-        notes.append(f"hardware string {raw!r} matches several accelerators: {', '.join(found)}; none chosen")
-        return [], found, raw, notes
-    # Not an exact alias: a shorter name such as "NVIDIA H100" still narrows the parts. Only a
-    # single whole-string mention counts, and it never picks a part — it lists the candidates.
-    mentions = find_mentions(kb, raw)
-    if len(mentions) == 1 and mentions[0].ids:
-        ids = list(mentions[0].ids)
-        if len(ids) == 1 and mentions[0].strength == "name":
-            notes.append(f"hardware string {raw!r} resolved to {ids[0]} by its name without vendor words")
-            return ids, [], raw, notes
-        notes.append(f"hardware string {raw!r} is not an exact alias; it can mean {', '.join(ids)}; none chosen")
-        return [], ids, raw, notes
-    notes.append(f"hardware string {raw!r} matches no accelerator alias in this KB")
+    if res.resolved:
+        if res.how == "name":
+            notes.append(f"hardware string {raw!r} resolved to {res.id} by its name without vendor words")
+        return [res.id], [], raw, notes
+    if res.ambiguous:
+        notes.append(f"hardware string {res.reason()}")
+        return [], list(res.ids), raw, notes
+    notes.append(f"hardware string {res.reason()}")
     return [], [], raw, notes
 
 

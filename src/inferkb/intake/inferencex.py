@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..hardware import candidates
+from ..resolve import resolve
 from . import mlperf_maps as M
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
 from .common import KB1103, load_json, make_id, resolve_sources
@@ -149,7 +149,7 @@ def build_record(
             "are the API's own and their denominator is uncertain."
         )
     hw = str(row["hardware"])
-    found = candidates(kb, hw)
+    found = [resolved.id] if (resolved := resolve(kb, "accelerator", hw)).resolved else []
     if len(found) != 1:
         result.stats["unresolved_hardware"][hw] = result.stats["unresolved_hardware"].get(hw, 0) + 1
     framework = str(row["framework"])

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..hardware import candidates
+from ..resolve import resolve
 from . import mlperf_maps as M
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, register, today
 from .common import KB1103
@@ -243,14 +243,15 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
         hardware_raw, count = None, None
         notes.append(f"CPU-only system: accelerator_model_name {raw_acc!r}, accelerators_per_node {row['accelerators_per_node']!r}.")
     else:
-        found = candidates(ctx.kb, raw_acc)
-        if len(found) == 1:
+        res = resolve(ctx.kb, "accelerator", raw_acc)
+        found = list(res.ids) if res.how != "parts" else []
+        if res.resolved:
             acc_ids = found
         elif not found:
             parts = M.split_heterogeneous(raw_acc)
-            per_part = [candidates(ctx.kb, p) for p in parts] if len(parts) > 1 else []
-            if per_part and all(len(c) == 1 for c in per_part):
-                acc_ids = list(dict.fromkeys(c[0] for c in per_part))
+            per_part = [resolve(ctx.kb, "accelerator", p) for p in parts] if len(parts) > 1 else []
+            if per_part and all(r.resolved for r in per_part):
+                acc_ids = list(dict.fromkeys(r.id for r in per_part))
                 notes.append(
                     f"Heterogeneous system: {raw_acc!r} names {len(parts)} accelerator types; "
                     f"accelerator_count is the total over all of them."
