@@ -11,8 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import jsonschema_rs
-
 from . import validate_rules as R
 from .findings import Finding
 from .jsonio import parse_bytes
@@ -21,7 +19,7 @@ from .store import bundled_root
 if TYPE_CHECKING:
     from .store import Store
 
-__all__ = ["schema_file", "schema_doc", "SchemaSet", "schema_set"]
+__all__ = ["schema_file", "schema_doc", "SchemaSet", "schema_set", "object_keys"]
 
 
 def schema_file(kb: Store, type_name: str) -> tuple[Path, str] | None:
@@ -80,6 +78,8 @@ class SchemaSet:
             )
 
     def _compile(self, path: Path, root: Path) -> Any | None:
+        import jsonschema_rs  # only validation needs the compiled validators
+
         rel = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
         schema, problem = parse_bytes(path.read_bytes())
         if problem:
@@ -95,3 +95,33 @@ class SchemaSet:
 def schema_set(kb: Store) -> SchemaSet:
     """The :class:`SchemaSet` of ``kb``, compiled once per KB object (schemas do not change with record writes)."""
     return kb.memo("schema_set", lambda: SchemaSet(kb))
+
+
+_BUNDLED_DOCS: dict[str, dict[str, Any] | None] = {}
+
+
+def object_keys(type_name: str, field: str, *, accepts: str | None = None, kb: Store | None = None) -> tuple[str, ...]:
+    """The property names of object field ``field`` in the ``type_name`` schema, in schema order.
+
+    The schema is the contract (STYLE.md): importers take the benchmark
+    ``conditions`` and ``environment`` keys from here instead of restating them.
+    ``accepts`` keeps only properties whose ``type`` admits that JSON type
+    (``"string"``). ``kb`` picks that KB's schema (else inferkb's bundled one);
+    ``()`` when the schema or the field is absent.
+    """
+    if kb is not None:
+        doc = schema_doc(kb, type_name)
+    else:
+        if type_name not in _BUNDLED_DOCS:
+            path = bundled_root() / "schemas" / f"{type_name}.schema.json"
+            parsed, problem = parse_bytes(path.read_bytes()) if path.is_file() else (None, None)
+            _BUNDLED_DOCS[type_name] = parsed if problem is None and isinstance(parsed, dict) else None
+        doc = _BUNDLED_DOCS[type_name]
+    props = (((doc or {}).get("properties") or {}).get(field) or {}).get("properties") or {}
+    out = []
+    for key, spec in props.items():
+        kinds = spec.get("type") if isinstance(spec, dict) else None
+        kinds = [kinds] if isinstance(kinds, str) else list(kinds or [])
+        if accepts is None or accepts in kinds:
+            out.append(key)
+    return tuple(out)

@@ -18,27 +18,14 @@ from typing import TYPE_CHECKING, Any
 from .. import plugins
 from ..errors import InputError, RecordExists, UsageError
 from ..findings import Finding
+from ..schemas import object_keys
 from ..store import check_id
 
 if TYPE_CHECKING:
     from ..kb import KB
 
-CONDITION_KEYS = (
-    "batch_size",
-    "concurrency",
-    "input_tokens",
-    "output_tokens",
-    "num_prompts",
-    "dataset",
-    "warmup",
-    "engine_version",
-    "tensor_parallel",
-    "pipeline_parallel",
-    "expert_parallel",
-    "data_parallel",
-    "max_model_len",
-    "request_rate",
-)
+# The benchmark schema's ``conditions`` keys (the schema is the contract; they are not restated here).
+CONDITION_KEYS = object_keys("benchmark", "conditions")
 
 
 @dataclass
