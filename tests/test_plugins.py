@@ -224,3 +224,18 @@ def test_the_store_imports_nothing_above_it():
     store = {m for m in graph if m == "inferkb.store" or m.startswith("inferkb.store.")}
     above = {t for m in store for t in graph[m] if t not in store and t not in allowed}
     assert above == set()
+
+
+def test_a_command_module_written_against_the_old_cli_module_still_registers():
+    code = (
+        "import click, sys\n"
+        "from inferkb.cli import cli, main, _emit_json, kb_option\n"
+        "@cli.command('legacy-cmd')\n"
+        "@kb_option\n"
+        "def legacy(kb_path): _emit_json({'ok': True})\n"
+        "sys.argv = ['inferkb', 'legacy-cmd']\n"
+        "main()\n"
+    )
+    proc = run_py(code)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"ok": True}

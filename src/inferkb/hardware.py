@@ -267,10 +267,19 @@ def accelerator_tokens(acc: Record | None) -> set[str]:
 
 
 def record_accelerator_tokens(kb: KB, data: dict) -> frozenset[str]:
-    """:func:`accelerator_tokens` of every accelerator a benchmark record names in ``accelerator_ids`` (union)."""
+    """:func:`accelerator_tokens` of every accelerator a benchmark record names in ``accelerator_ids`` (union).
+
+    Tokens are kept per accelerator id on the KB (``kb.cached``), so a KB of many benchmarks computes each once.
+    """
     ids = data.get("accelerator_ids")
+    if not isinstance(ids, list) or not ids:
+        return frozenset()
+    memo = kb.cached("hardware.tokens", dict)
     out: set[str] = set()
-    for aid in ids if isinstance(ids, list) else []:
+    for aid in ids:
         if isinstance(aid, str):
-            out |= accelerator_tokens(kb.resolve(aid, "accelerator"))
+            tokens = memo.get(aid)
+            if tokens is None:
+                tokens = memo[aid] = frozenset(accelerator_tokens(kb.resolve(aid, "accelerator")))
+            out |= tokens
     return frozenset(out)

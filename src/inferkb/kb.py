@@ -10,6 +10,7 @@ its stage lazily, so opening a KB costs only what is used.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from .store import Check, Record, Store, gc_paused
@@ -55,12 +56,15 @@ class KB(Store):
         with gc_paused():
             return check(self, **options)
 
-    @property
+    @cached_property
     def metrics(self) -> dict[str, dict[str, Any]]:
-        """The metric registry ``{name: {dimension, unit, direction, ...}}`` from ``kb/metrics.json``; empty when the KB has none."""
+        """The metric registry ``{name: {dimension, unit, direction, ...}}`` from ``kb/metrics.json``; empty when the KB has none.
+
+        Read once per KB object (validation asks for it once per record); it does not change with record writes.
+        """
         from .metrics import load_metrics
 
-        return self.memo("metrics", lambda: load_metrics(self))
+        return load_metrics(self)
 
     def write_records(
         self,

@@ -106,6 +106,7 @@ class ExtensionPoint:
         self.items: dict[str, Any] = {}
         self.origins: dict[str, Origin] = {}
         self.failed: dict[str, str] = {}
+        self._builtins_loaded = False
         self._loaded = False
         self._loading = False
 
@@ -125,17 +126,25 @@ class ExtensionPoint:
         self.origins[name] = Origin(module, _current_dist)
         return item
 
-    def load(self) -> dict[str, Any]:
-        """Import the built-in modules, then every installed entry point of :attr:`group`, once; returns :attr:`items`."""
-        if self._loaded or self._loading:
+    def load(self, *, entry_points: bool = True) -> dict[str, Any]:
+        """Import the built-in modules, then (unless ``entry_points=False``) every installed entry point of
+        :attr:`group`, once; returns :attr:`items`.
+
+        Finding entry points costs an ``importlib.metadata`` scan (about 10 ms), so
+        start-up paths that only need built-ins (``inferkb validate``) skip it.
+        """
+        if self._loaded or self._loading or (self._builtins_loaded and not entry_points):
             return self.items
         self._loading = True
         try:
-            for module in self.builtins:
-                importlib.import_module(module)
-            for ep in _entry_points(self.group):
-                self._load_entry_point(ep)
-            self._loaded = True
+            if not self._builtins_loaded:
+                for module in self.builtins:
+                    importlib.import_module(module)
+                self._builtins_loaded = True
+            if entry_points:
+                for ep in _entry_points(self.group):
+                    self._load_entry_point(ep)
+                self._loaded = True
         finally:
             self._loading = False
         return self.items

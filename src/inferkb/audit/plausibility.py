@@ -35,6 +35,7 @@ from ..hardware import accelerator_tokens as hardware_tokens
 from ..hardware import normalise, record_accelerator_tokens
 from ..rules import Rule, register
 from . import AuditResult, audit
+from .conditions_text import DeviceCount
 from .conditions_text import device_count as read_device_count
 from .metric_consistency import _measured_mismatch, metric_info, value_scope
 
@@ -234,7 +235,9 @@ def weight_bytes(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
 accelerator_tokens = hardware_tokens  # kept under its old name
 
 
-def device_count(data: dict[str, Any], scope: str | None, acc_tokens: set[str] | frozenset[str] = frozenset()) -> tuple[int | None, str]:
+def device_count(
+    data: dict[str, Any], scope: str | None, acc_tokens: set[str] | frozenset[str] = frozenset(), *, known: DeviceCount | None = None
+) -> tuple[int | None, str]:
     """How many devices the value spans, and the basis; ``None`` with the reason when unknown or ambiguous.
 
     ``value_scope`` first: per-device (1) or "per N-GPU node" (N). Otherwise the
@@ -244,7 +247,8 @@ def device_count(data: dict[str, Any], scope: str | None, acc_tokens: set[str] |
     counted only when the words name the record's accelerator, so "2x Intel
     Xeon" or "8xMI325X" of a sibling system are not its count; "72-GPU rack",
     "single MI300X", "one L4"); several counts, or a TP size below the count with
-    no DP/EP, make it ambiguous.
+    no DP/EP, make it ambiguous. ``known`` is that reader's answer when the
+    load-conditions audit already read this record (the same reading, not re-done).
     """
     if scope == "per-device":
         return 1, "value is per device"
@@ -254,7 +258,7 @@ def device_count(data: dict[str, Any], scope: str | None, acc_tokens: set[str] |
             if m:
                 return int(m.group(1)), f"value is per {m.group(1)}-GPU node ({field})"
         return None, "value is per node but the devices per node are not stated"
-    dev = read_device_count(data, accelerator_tokens=acc_tokens)
+    dev = known or read_device_count(data, accelerator_tokens=acc_tokens)
     if dev.count is not None:
         return dev.count, dev.reason
     if dev.reason.startswith("ambiguous"):
@@ -303,7 +307,8 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
 
     params, size_info = model_size(kb, data)
     acc, acc_missing = _accelerator(kb, data)
-    devices, dev_basis = device_count(data, scope, record_accelerator_tokens(kb, data))
+    known = kb.cached("conditions.device_counts", dict).get(rec.key)
+    devices, dev_basis = device_count(data, scope, record_accelerator_tokens(kb, data), known=known)
     missing = [size_info["missing"]] if params is None else []
     if acc is None:
         missing.append(acc_missing)

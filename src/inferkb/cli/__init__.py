@@ -43,7 +43,26 @@ from .common import (  # noqa: F401 - re-exported: the helpers command modules w
 CHECK_FORMATS = click.Choice(["text", "json", "github"])  # kept for modules written before reporters became plugins
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class PluginGroup(click.Group):
+    """The top-level group: built-in commands at import, commands of installed plugins on first need.
+
+    Looking a built-in command up (``inferkb validate``) does not scan entry
+    points; an unknown name, ``--help`` or listing the commands does.
+    """
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is None:
+            add_commands(self, entry_points=True)
+            cmd = super().get_command(ctx, cmd_name)
+        return cmd
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        add_commands(self, entry_points=True)
+        return super().list_commands(ctx)
+
+
+@click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="inferkb")
 def cli() -> None:
     """inferkb: a provenance-first knowledge base of LLM-inference facts.
@@ -53,9 +72,9 @@ def cli() -> None:
     """
 
 
-def add_commands(target: click.Group) -> click.Group:
-    """Attach every registered command (built-in and entry-point plugins) to ``target``; returns it."""
-    for name, cmd in COMMANDS.load().items():
+def add_commands(target: click.Group, *, entry_points: bool = False) -> click.Group:
+    """Attach every registered command to ``target`` (with ``entry_points``, installed plugins' too); returns it."""
+    for name, cmd in COMMANDS.load(entry_points=entry_points).items():
         if name not in target.commands:
             target.add_command(cmd, name)
     return target

@@ -33,12 +33,37 @@ FORMATS = click.Choice(["text", "json"])
 SEVERITY = click.Choice(["error", "warning", "info"])
 
 
-def reporter_formats() -> click.Choice:
-    """``--format`` choices of the checking commands: every registered reporter (text, json, github, ...)."""
-    from ..plugins import REPORTERS
+class ReporterChoice(click.Choice):
+    """``--format`` of the checking commands: every registered reporter (text, json, github, then plugins').
 
-    names = list(REPORTERS.load())
-    return click.Choice(sorted(names, key=lambda n: n != "text"))
+    A built-in name is accepted without looking for plugins; another name, or
+    the help text, loads the reporters of installed packages first.
+    """
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    @property
+    def choices(self):  # noqa: D102 - click reads this for help and for error messages
+        from ..plugins import REPORTERS
+
+        return sorted(REPORTERS.load(), key=lambda n: n != "text")
+
+    @choices.setter
+    def choices(self, value) -> None:
+        pass
+
+    def convert(self, value, param, ctx):
+        from ..plugins import REPORTERS
+
+        if value in REPORTERS.load(entry_points=False):
+            return value
+        return super().convert(value, param, ctx)
+
+
+def reporter_formats() -> click.Choice:
+    """The ``--format`` type of ``validate``, ``audit`` and ``check`` (see :class:`ReporterChoice`)."""
+    return ReporterChoice()
 
 
 def command(name: str | None = None, **attrs: Any):
@@ -131,7 +156,7 @@ def finish(report: Report, fmt: str, fail_on: str, *, title: str, max_per_code: 
             render_figures(report.figures, out)
             render_stages(report, out)
     else:
-        REPORTERS.load()[fmt](report, SimpleNamespace(file=sys.stdout))
+        (REPORTERS.load(entry_points=False).get(fmt) or REPORTERS.load()[fmt])(report, SimpleNamespace(file=sys.stdout))
     sys.exit(1 if report.fails(fail_on) else 0)
 
 
