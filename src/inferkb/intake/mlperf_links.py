@@ -78,12 +78,12 @@ def system_series_key(rec: dict[str, Any]) -> str | None:
     """The ``system_series`` key of an MLPerf record, or ``None`` when the record has no submitter or hardware string."""
     sub = rec.get("submission") or {}
     submitter = sub.get("submitter")
-    hw = "+".join(sorted(rec.get("accelerator_ids") or [])) or _norm(rec.get("hardware_raw")) or "cpu-only"
+    hw = _norm("+".join(sorted(rec.get("accelerator_ids") or [])) or rec.get("hardware_raw")) or "no-accelerator"
     if not submitter:
         return None
     nodes, per_node = sub.get("number_of_nodes"), sub.get("accelerators_per_node")
     cpu = _norm((rec.get("environment") or {}).get("host_cpu"))
-    parts = [_norm(submitter), _norm(hw), f"{nodes or 0}x{per_node or 0}", cpu or "host-unknown"]
+    parts = [_norm(submitter), hw, f"{nodes or 0}x{per_node or 0}", cpu or "host-unknown"]
     key = "-".join(p for p in parts if p)
     if len(key) > 100:
         key = key[:90].strip("-") + "-" + hashlib.sha1(key.encode()).hexdigest()[:8]
