@@ -389,6 +389,11 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
             + (f" (used: {used_model})" if used_model and used_model != row["MlperfModel"].strip() else "")
             + "; never ranked with closed results."
         )
+        gaps["model"] = {
+            "reason": f"{division} division allows a modified model (pruned, retrained, requantised); the table names only the "
+            f"benchmark ({row['Model']!r}) and the submitter's model label",
+            "checked": ["Model", "UsedModel"] if used_model else ["Model"],
+        }
     rec: dict[str, Any] = {
         "id": rid,
         "type": "benchmark",
@@ -404,7 +409,7 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
         "accelerator_count": count,
         "accelerator_alternates": alternates,
         "hardware_raw": hardware_raw,
-        "model": row["Model"].strip(),
+        "model": row["Model"].strip() if division == "closed" else None,
         "model_id": model_id,
         "format_id": format_id,
         "metric": metric,

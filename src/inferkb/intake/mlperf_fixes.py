@@ -74,7 +74,7 @@ def apply_unit_fixes(records: list[dict[str, Any]]) -> int:
         if rec.get("metric") is not None:
             continue
         for fix in UNIT_FIXES:
-            if (sub.get("round"), rec.get("model"), sub.get("scenario_raw"), sub.get("units_raw")) != (
+            if (sub.get("round"), sub.get("mlperf_model"), sub.get("scenario_raw"), sub.get("units_raw")) != (
                 fix.round,
                 fix.model,
                 fix.scenario,

@@ -55,7 +55,7 @@ def link_same_measurement(records: Iterable[dict[str, Any]]) -> int:
             sub.get("submitter"),
             sub.get("platform"),
             (sub.get("scenario_raw") or "").lower(),
-            _base_model(rec.get("model") or ""),
+            _base_model(sub.get("mlperf_model") or rec.get("model") or ""),
             rec.get("metric"),
             rec.get("unit"),
             rec.get("value"),
