@@ -184,7 +184,7 @@ def test_v61_inferred_flag_is_the_scenario_not_the_token_rate(bundled):
     data = bundled_rec(bundled, "v6.1", r["Division"], r["Organization"], r["Platform"], r["Model"], r["Scenario"])
     sub = data["submission"]
     assert sub["scenario_inferred"] is True and sub["tokens_inferred"] is False and data["confidence"] == 0.9
-    assert "LoadGen Server run" in data["notes"]
+    assert "a Server run under the Interactive limits" in data["notes"]
 
 
 def test_v41_gptj_records_say_their_tokens_are_inferred(bundled):

@@ -364,16 +364,18 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
     if used_model and used_model != row["MlperfModel"].strip():
         submission["used_model"] = used_model
     if scenario_inferred:
+        # submission_checker.py @0009b1e3: 'inferred' is True when the result is computed from a LoadGen run of another
+        # scenario (Offline from SingleStream/MultiStream, MultiStream from SingleStream), never about token counts.
         if row["Scenario"].strip().lower() == "interactive":
             notes.append(
-                "The table's 'inferred' flag is 1: the submission checker sets it when the results folder's scenario differs from "
-                "the scenario LoadGen ran; an Interactive result is a LoadGen Server run under the Interactive limits, so the "
-                "value is that run's own measured rate."
+                "The table's 'inferred' flag is 1, as on every Interactive row: the results folder's scenario (Interactive) "
+                "differs from the one LoadGen ran (a Server run under the Interactive limits); the value is that run's own "
+                "rate. The checker version that sets the flag for this pair was not read."
             )
         else:
             notes.append(
-                "The table's 'inferred' flag is 1: the submission checker took this result from a LoadGen run of another "
-                "scenario (which one is in the run's mlperf_log_detail.txt)."
+                "The table's 'inferred' flag is 1: in the submission checker this means the result was computed from a "
+                "LoadGen run of another scenario (which one is in the run's mlperf_log_detail.txt), not that tokens were inferred."
             )
             confidence = min(confidence, 0.8)
     if tokens_inferred:
