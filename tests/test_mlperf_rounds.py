@@ -400,3 +400,24 @@ def test_round_json_import_into_an_empty_kb_matches_the_bundled_records(tmp_path
     fresh = {r["id"]: r for r in res.records if r["type"] == "benchmark"}
     for rid, data in list(fresh.items())[:25]:
         assert bundled.resolve(f"benchmarks/{rid}").data["value"] == data["value"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "parts", "count"),
+    [
+        ("AMD Instinct MI300X 192GB HBM3 (x32), AMD Instinct MI325X 256GB HBM3e (x16)", 2, 48),
+        ("AMD Instinct MI300X 192GB HBM3 (x2x8) and AMD Instinct MI355X 288GB HBM3e (x2x8)", 2, 32),
+        ("AMD Instinct MI355X 288GB HBM3e (x87)", 1, 87),
+        ("NVIDIA H200-SXM-141GB", 1, None),
+    ],
+)
+def test_accelerator_strings_split_into_parts_and_state_their_counts(raw, parts, count):
+    from inferkb.intake.mlperf_maps import split_heterogeneous, stated_part_count
+
+    assert len(split_heterogeneous(raw)) == parts and stated_part_count(raw) == count
+
+
+def test_linked_records_say_the_rule_in_provenance(bundled):
+    data = bundled_rec(bundled, "v5.1", "closed", "AMD", "8xMI300X_2xEPYC_9575F", "llama2-70b-99", "Interactive")
+    entry = next(p for p in data["provenance"] if p["tag"] == "mlperf-links")
+    assert entry["field"] == "same_measurement_as" and entry["evidence"] == {"field": "value", "quote": "8840.42"}

@@ -26,6 +26,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from .base import today
+
 _NOISE = re.compile(r"\((r|tm)\)|®|™|\bprocessor\b|\bcpu\b", re.I)
 
 
@@ -71,6 +73,20 @@ def link_same_measurement(records: Iterable[dict[str, Any]]) -> int:
         linked += 1
         for r in members:
             r["same_measurement_as"] = [i for i in rec_ids if i != r["id"]]
+            r.setdefault("provenance", []).append(
+                {
+                    "date": today(),
+                    "tag": "mlperf-links",
+                    "field": "same_measurement_as",
+                    "action": "import",
+                    "method": "same round, division, submitter, platform and scenario; same model up to the -99/-99.9 "
+                    "accuracy suffix; identical metric, unit and value",
+                    "evidence": {"field": "value", "quote": str(r.get("value"))},
+                    "basis": "MLPerf scores one run against the 99% and 99.9% accuracy targets; a submitter meeting both may "
+                    "report that run twice (rule in inferkb.intake.mlperf_links)",
+                    "numbers_changed": False,
+                }
+            )
     return linked
 
 
