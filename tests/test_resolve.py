@@ -96,3 +96,12 @@ def test_prose_names_come_from_the_record_names():
         "lm-eval-harness",
     )
     assert "TGI" in prose_names(["Text Generation Inference (TGI)"]) and "PyTorch" in prose_names(["PyTorch (eager / custom harness)"])
+
+
+def test_a_mixed_system_with_an_unknown_part_is_unrecognised_and_says_which_part_is_known(tmp_path):
+    acc = rec("accelerator", "amd-instinct-mi300x", name="AMD Instinct MI300X", aliases=["AMD Instinct MI300X 192GB HBM3"])
+    raw = "AMD Instinct MI300X 192GB HBM3 (x8) and Acme Z9 (x8)"
+    bench = rec("benchmark", "mixed", hardware_raw=raw, accelerator_ids=[])
+    kb = inferkb.open(write_kb(tmp_path / "kb", {"data/accelerators/a.json": {**acc, "id": "a"}, "data/benchmarks/mixed.json": bench}))
+    [f] = [f for f in kb.audit("identity").findings if f.record == "benchmarks/mixed"]
+    assert f.code == "KB804" and "as a whole" in f.message and "(a)" in f.message and "'acme z9'" in f.message

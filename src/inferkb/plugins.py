@@ -50,6 +50,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.audit.provenance_tiers",
         "inferkb.audit.identity",
         "inferkb.audit.staleness",
+        "inferkb.audit.device_count",
     ),
     "importers": (
         "inferkb.intake.vllm_latency",
@@ -64,6 +65,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.derive.interconnect_ids",
         "inferkb.derive.format_id",
         "inferkb.derive.accelerator_alternates",
+        "inferkb.derive.per_accelerator",
     ),
     "exporters": ("inferkb.intake.llmd_report",),
     "reporters": ("inferkb.reporters",),

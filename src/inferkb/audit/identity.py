@@ -144,9 +144,11 @@ def check_record(kb: KB, rec: Record) -> tuple[str, list]:
         cands, groups = raw_candidates(kb, raw)
         evidence = {"field": "hardware_raw", "quote": raw}
         if not cands:
+            res = resolve(kb, "accelerator", raw)
+            why = f" as a whole ({res.reason()})" if res.how == "partial" else ""
             findings.append(
                 KB804.finding(
-                    f"hardware_raw {raw!r} matches no accelerator alias, name or id",
+                    f"hardware_raw {raw!r} matches no accelerator alias, name or id{why}",
                     record=rec.key,
                     path=rec.path,
                     field="hardware_raw",

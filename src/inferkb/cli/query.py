@@ -153,7 +153,7 @@ def refs(record_id, kb_path, fmt) -> None:
 @kb_option
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
 def stats(kb_path, fmt) -> None:
-    """Counts by type and status, and mean confidence."""
+    """Counts by type and status, mean confidence, and benchmark records per origin (data set)."""
     from ..query import stats as do_stats
 
     data = do_stats(open_kb(kb_path))
@@ -168,7 +168,13 @@ def stats(kb_path, fmt) -> None:
             ", ".join(f"{k} {v}" for k, v in sorted(t["by_status"].items())),
             "" if t["mean_confidence"] is None else f"{t['mean_confidence']:.2f}",
         )
-    console().print(table)
+    out = console()
+    out.print(table)
+    if data["benchmark_origins"]:
+        origins = Table("origin", "benchmark records", title="benchmark records per origin", title_justify="left")
+        for origin, n in data["benchmark_origins"].items():
+            origins.add_row(origin, str(n))
+        out.print(origins)
 
 
 @command()
