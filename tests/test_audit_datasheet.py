@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import rec, write_kb
-
 import inferkb
+from conftest import rec, write_kb
 from inferkb.audit.datasheet import TOLERANCE, consistent, sparse_dense_pairs
 
 

@@ -13,9 +13,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import BUNDLED, CORPUS
 
 import inferkb
+from conftest import BUNDLED, CORPUS
 from inferkb.errors import InputError
 from inferkb.intake.base import IntakeOptions
 
