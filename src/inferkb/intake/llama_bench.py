@@ -352,6 +352,14 @@ def row_record(
         stated.setdefault("warmup", row["n_gen_warmup"] if row["n_gen_warmup"] else False)
     relevant = ("batch_size", "warmup", "engine_version") + (("input_tokens",) if n_prompt else ()) + (("output_tokens",) if n_gen else ())
     conditions, gaps = build_conditions(stated, FMT, [f"the llama-bench {form} row", "command-line options"], relevant)
+    # A pp test generates nothing and a tg test starts from an empty prompt: the length is 0, which the
+    # schema's minimum of 1 cannot hold, so it is stated as a reasoned gap rather than left unexplained.
+    checked = [f"the llama-bench {form} row"]
+    if n_gen == 0 and conditions.get("output_tokens") is None:
+        gaps["output_tokens"] = {"reason": "pp test: n_gen is 0, no token is generated; the rate counts prompt tokens", "checked": checked}
+    if n_prompt == 0 and conditions.get("input_tokens") is None:
+        ctx = f" with {depth} tokens already in the KV cache (n_depth)" if depth else ""
+        gaps["input_tokens"] = {"reason": f"tg test: n_prompt is 0, generation starts from an empty prompt{ctx}", "checked": checked}
     if "batch_size" in gaps:
         gaps["batch_size"]["reason"] = (
             "llama-bench states no count of concurrent sequences; n_batch/n_ubatch are "
