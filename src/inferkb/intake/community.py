@@ -190,11 +190,13 @@ def import_community(kb: KB, corpus: Path, *, dry_run: bool = False, only: list[
             hardware_raw=spec.get("hardware_raw"),
             count=spec.get("count"),
             engine_version=spec.get("engine_version"),
+            dataset=spec.get("dataset"),
             extra={
                 "pins": pins,
                 "origin": spec["origin"],
                 "hardware_map": spec.get("hardware_map") or {},
                 "hardware_evidence": spec.get("hardware_evidence"),
+                "option_evidence": spec.get("option_evidence") or [],
             },
         )
         existing = kb.resolve(f"sources/{source['id']}")

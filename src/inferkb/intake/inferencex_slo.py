@@ -172,6 +172,13 @@ def run_record(
     ):
         if conditions[key] is None:
             gaps[key] = D.gap(reason, CHECKED, "the benchmark client's command line in the sbatch script")
+    model_id = str(doc.get("model_id") or "")
+    gaps["format_id"] = D.gap(
+        f"the result file states no weight precision; {model_id!r} "
+        + ("names FP8 without saying E4M3, E5M2 or block-scaled" if "FP8" in model_id.upper() else "names no precision"),
+        CHECKED,
+        "the checkpoint's quantization_config or the server's --dtype/--quantization flags",
+    )
     rec["conditions"], rec["condition_gaps"] = conditions, gaps
     rec["origin"] = D.origin_for(options, ORIGIN)
     rec["experimental"] = True
@@ -217,6 +224,19 @@ def run_record(
             "one result file; seconds converted to ms; shape from the file name cross-checked against the totals",
         )
     ]
+    for item in options.extra.get("option_evidence") or []:
+        rec["provenance"].append(
+            {
+                "date": today(),
+                "tag": "intake-inferencex-decode-slo",
+                "field": item["field"],
+                "action": "import",
+                "method": "stated by the publisher's run scripts, passed as an option",
+                "evidence": item["evidence"],
+                "basis": item.get("basis", "publisher's run script, not the result file"),
+                "numbers_changed": False,
+            }
+        )
     extra_ev = options.extra.get("hardware_evidence")
     if isinstance(extra_ev, dict):
         rec["provenance"].append(
