@@ -1,4 +1,4 @@
-"""Audit datasheet-consistency (KB1201): a sparse peak is ~2x the dense peak of the same precision and path."""
+"""Audit datasheet-consistency (KB1301): a sparse peak is ~2x the dense peak of the same precision and path."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_sparse_paired_with_another_modes_dense_is_a_finding_naming_both_values(
     # The old RTX 5080 rows: FP8 dense 225.1 (FP32 accumulate) next to sparse 900.4 (FP16 accumulate) = 4x.
     report = audit(tmp_path, [flop("fp8", 225.1, True), flop("fp8", 900.4, False)])
     (f,) = report.findings
-    assert f.code == "KB1201" and f.record == "accelerators/gpu-x" and f.field == "flops"
+    assert f.code == "KB1301" and f.record == "accelerators/gpu-x" and f.field == "flops"
     assert "fp8" in f.message and "900.4" in f.message and "225.1" in f.message and "4x" in f.message
 
 
@@ -64,5 +64,5 @@ def test_bundled_kb_has_no_sparse_dense_mismatch():
 def test_rule_is_explained_with_a_passing_and_a_failing_example():
     from inferkb.rules import RULES
 
-    rule = RULES["KB1201"]
+    rule = RULES["KB1301"]
     assert rule.slug == "sparse-dense-mismatch" and "494" in rule.passing and "1801" in rule.failing

@@ -29,6 +29,7 @@ AUDIT_MODULES = (
     "provenance_tiers",
     "identity",
     "staleness",
+    "device_count",
     "datasheet",
 )
 

@@ -1,6 +1,6 @@
 """Audit ``datasheet-consistency``: accelerator peak-FLOPs rows that contradict each other.
 
-KB1201 ``sparse-dense-mismatch`` (warning): where an accelerator record gives
+KB1301 ``sparse-dense-mismatch`` (warning): where an accelerator record gives
 both a dense and a sparse peak for the same precision (and the same hardware
 path, the row's ``unit`` such as ``fp64-tensor-core``), the sparse figure
 should be twice the dense one. Vendors quote 2:4 structured sparsity as
@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 
 TOLERANCE = 0.03
 
-KB1201 = register(
+KB1301 = register(
     Rule(
-        "KB1201",
+        "KB1301",
         "sparse-dense-mismatch",
         "warning",
         "datasheet-consistency",
@@ -69,7 +69,7 @@ def consistent(dense: list[float], sparse: float, tolerance: float = TOLERANCE) 
 
 @audit("datasheet-consistency", "accelerator datasheet figures that contradict each other (sparse vs dense peaks)")
 def run(kb: KB) -> AuditResult:
-    """KB1201 for every sparse peak that is not ~2x its dense peak (see the module docstring)."""
+    """KB1301 for every sparse peak that is not ~2x its dense peak (see the module docstring)."""
     result = AuditResult("datasheet-consistency")
     accelerators = pairs = 0
     for rec in kb.by_type("accelerator"):
@@ -83,7 +83,7 @@ def run(kb: KB) -> AuditResult:
                 continue
             shown = " / ".join(f"{d:g}" for d in dense)
             result.findings.append(
-                KB1201.finding(
+                KB1301.finding(
                     f"{label}: sparse {sparse:g} TFLOPS is {sparse / max(dense):.3g}x the dense {shown} TFLOPS, not 2x "
                     f"(tolerance {TOLERANCE:.0%})",
                     record=rec.key,
