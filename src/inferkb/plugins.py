@@ -41,6 +41,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.derive.base",
         "inferkb.intake.common",
         "inferkb.intake.table_rules",
+        "inferkb.intake.dataset",
     ),
     "audits": (
         "inferkb.audit.load_conditions",
@@ -51,6 +52,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.audit.identity",
         "inferkb.audit.staleness",
         "inferkb.audit.device_count",
+        "inferkb.audit.datasheet",
     ),
     "importers": (
         "inferkb.intake.vllm_latency",
@@ -60,6 +62,10 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.intake.mlperf",
         "inferkb.intake.llmd_report",
         "inferkb.intake.inferencex",
+        "inferkb.intake.llm_inference_bench",
+        "inferkb.intake.llmperf",
+        "inferkb.intake.localscore",
+        "inferkb.intake.inferencex_slo",
     ),
     "derivations": (
         "inferkb.derive.interconnect_ids",
@@ -77,6 +83,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.cli.derive",
         "inferkb.cli.export",
         "inferkb.cli.plugins",
+        "inferkb.cli.community",
     ),
 }
 

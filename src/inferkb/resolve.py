@@ -39,7 +39,8 @@ NAME_FIELDS: dict[str, tuple[str, ...]] = {
     "quantization": ("name", "scheme", "aliases"),
 }
 # Words that may stand between or around names without changing what is named ("H200 and MI350X").
-_CONNECTIVES = frozenset({"and", "plus", "with"})
+# Words a hardware string may carry beside the part's name without naming another part ("Nvidia A100 GPU").
+_CONNECTIVES = frozenset({"and", "plus", "with", "gpu", "gpus", "accelerator", "card"})
 _PAREN = re.compile(r"\([^)]*\)")
 
 
