@@ -29,6 +29,21 @@ MINI_SCHEMA = {
 }
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _query_catalogue_in_tmp(tmp_path_factory):
+    """Query catalogues (inferkb.query_index) of every test KB go to a temporary folder, never to ~/.cache; the CLI
+    processes the tests start inherit the variable."""
+    import os
+
+    old = os.environ.get("INFERKB_CACHE_DIR")
+    os.environ["INFERKB_CACHE_DIR"] = str(tmp_path_factory.mktemp("catalogues"))
+    yield
+    if old is None:
+        os.environ.pop("INFERKB_CACHE_DIR", None)
+    else:
+        os.environ["INFERKB_CACHE_DIR"] = old
+
+
 @pytest.fixture
 def research_kb() -> Path:
     """Path of the real inference-research corpus sample (skips when ../shared is absent)."""

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import rec, write_kb
+from conftest import BUNDLED, rec, write_kb
 
 
 def run(*args, cwd=None):
@@ -52,8 +52,10 @@ def test_validate_json_output_has_the_design_shape(tmp_path):
 
 def test_github_format_prints_annotations(tmp_path):
     write_kb(tmp_path, {"data/engines/y.json": rec("engine", "y", confidence=7)})
-    out = run("validate", "--kb", tmp_path, "--format", "github").stdout
-    assert out.startswith("::error file=data/engines/y.json,title=KB107")
+    # run from the KB's folder (no repository around it): paths are relative to the working directory; "confidence" is
+    # line 6 of the file conftest.rec writes (id, type, name, status, then confidence, after the opening brace)
+    out = run("validate", "--kb", tmp_path, "--format", "github", cwd=tmp_path).stdout
+    assert out.startswith("::error file=data/engines/y.json,line=6,title=KB107")
 
 
 def test_unknown_option_value_is_a_usage_error():
@@ -87,7 +89,7 @@ def test_show_by_bare_id_and_dir_id(tmp_path):
     write_kb(tmp_path, {"data/engines/vllm.json": rec("engine", "vllm")})
     for ref in ("vllm", "engines/vllm"):
         proc = run("show", ref, "--kb", tmp_path, "--format", "json")
-        assert json.loads(proc.stdout)["id"] == "vllm"
+        assert json.loads(proc.stdout)["record"]["id"] == "vllm"
 
 
 @pytest.mark.parametrize("bad", ["../x", "a/b", "x\x00y" if False else "x..y", "UPPER"])
@@ -156,9 +158,8 @@ def test_select_with_a_code_that_matches_no_rule_is_a_usage_error(tmp_path):
 
 def test_show_prints_long_text_uncropped():
     proc = run("show", "vllm-mtp-regression-qwen3-next-80b-a3b")
-    doc = json.loads(proc.stdout.split("\n", 1)[1].split("\n# computed")[0])
-    assert doc["name"].endswith("4x H100 SXM")
-    assert "# computed: arm mtp-2 vs baseline arm baseline: mean_delta_pct +76.5%" in proc.stdout
+    record = json.loads((BUNDLED / "data/benchmarks/vllm-mtp-regression-qwen3-next-80b-a3b.json").read_text())
+    assert record["methodology"] in proc.stdout and record["notes"] in proc.stdout
 
 
 def test_new_with_a_name_that_gives_no_id_asks_for_one(tmp_path):

@@ -1,211 +1,212 @@
-"""Read-only queries over a loaded KB: list, search, where, refs, stats, gaps.
+"""Read-only queries over a KB: list, search, where, refs, stats, gaps, and finding the record a text names.
 
-Every function returns plain data (lists/dicts) that the CLI renders as a
-table or prints as JSON; nothing here prints.
+Every function returns plain data (lists/dicts) that the CLI renders; nothing
+here prints. ``list_records``, ``search`` and ``where`` take a loaded KB
+(answered from an in-memory catalogue built once per KB version) or a KB path
+/ ``None`` for the bundled KB (answered from the on-disk catalogue of
+:mod:`inferkb.query_index`, without loading every record). They return
+:class:`~inferkb.query_table.Rows`: a list of ``{"key": ..., field: value}``
+dicts with ``columns`` and ``notes``, shaped by ``fields`` (dotted paths),
+``sort`` (``"FIELD[:desc],..."``), ``limit`` and ``first_per`` (keep the first
+row, after sorting, for each distinct value of a field).
 """
 
 from __future__ import annotations
 
-import re
-import sqlite3
+import os
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .profile import ANY_TYPE
+from .query_expr import Condition, parse_conditions
+from .query_index import Catalog, fts_query
+from .query_table import Hit, Rows, parse_fields, parse_sort, tabulate
 from .schemas import schema_doc
+from .store import Store
 from .validate import _ref_values
 
 if TYPE_CHECKING:
     from .kb import KB
     from .store import Record
 
-OPS = ("!=", ">=", "<=", "=", "<", ">", "~")
-_DATE_LIKE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
+__all__ = ["catalog", "list_records", "search", "where", "parse_condition", "parse_conditions", "Condition", "refs", "stats", "gaps"]
+
+LIST_COLUMNS = ("id", "name", "status", "confidence", "updated")
+SEARCH_COLUMNS = ("type", "name", "score", "exact", "match")
 
 
-def list_records(kb: KB, type_name: str) -> list[dict[str, Any]]:
-    """Rows ``{key, id, name, status, confidence, updated}`` of one type, sorted by id. Raises UsageError for an unknown type."""
-    return sorted(
-        (
-            {
-                "key": r.key,
-                "id": r.id,
-                "name": r.data.get("name"),
-                "status": r.data.get("status"),
-                "confidence": r.data.get("confidence"),
-                "updated": r.data.get("updated"),
-            }
-            for r in kb.by_type(type_name)
-        ),
-        key=lambda row: row["id"],
+def catalog(kb: Store | str | os.PathLike | None) -> Catalog:
+    """The query catalogue for a loaded KB (in memory, cached on it) or for a KB path (on disk; ``None`` = bundled)."""
+    return Catalog.of(kb) if isinstance(kb, Store) else Catalog.open(kb)
+
+
+def _shape(cat: Catalog, rtype: str | None, hits: list[Hit], default: Sequence[str], fields, sort, limit, first_per) -> Rows:
+    asked = parse_fields(fields)
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 1):
+        raise UsageError(f"limit {limit!r}: expected a whole number of rows, 1 or more")
+    return tabulate(
+        hits,
+        columns=asked or list(default),
+        sort=parse_sort(sort),
+        limit=limit,
+        first_per=first_per,
+        check=asked or (),
+        known=lambda name: _field_exists(cat, rtype, name),
     )
+
+
+def list_records(
+    kb: Store | str | os.PathLike | None,
+    type_name: str,
+    *,
+    fields: str | Sequence[str] | None = None,
+    sort: str | Sequence[str] | None = None,
+    limit: int | None = None,
+    first_per: str | None = None,
+) -> Rows:
+    """Rows of one type, sorted by id unless ``sort`` says otherwise; default columns ``id, name, status, confidence,
+    updated``. Raises UsageError for an unknown type or a field no record has."""
+    cat = catalog(kb)
+    rtype = cat.type_name(type_name)
+    hits = [Hit(key, t, path, data) for key, t, path, data in cat.rows(rtype)]
+    hits.sort(key=lambda h: str(h.data.get("id", h.key)))
+    return _shape(cat, rtype, hits, LIST_COLUMNS, fields, sort, limit, first_per)
 
 
 # ---- search ----------------------------------------------------------------
 
 
-def _flatten_text(value: Any, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            out.append(k)
-            _flatten_text(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _flatten_text(v, out)
-    elif value is not None and not isinstance(value, bool):
-        out.append(str(value))
+def search(
+    kb: Store | str | os.PathLike | None,
+    text: str,
+    *,
+    limit: int | None = 20,
+    type_name: str | None = None,
+    fields: str | Sequence[str] | None = None,
+    sort: str | Sequence[str] | None = None,
+    first_per: str | None = None,
+) -> Rows:
+    """Full-text search over every value of every record (SQLite FTS5, see :mod:`inferkb.query_index`).
 
-
-_TOKEN = re.compile(r"[\w.+]+", re.UNICODE)
-
-
-def search(kb: KB, text: str, *, limit: int = 20, type_name: str | None = None) -> list[dict[str, Any]]:
-    """Full-text search over every field, ranked by BM25 (SQLite FTS5).
-
-    Matches in ``id`` and ``name`` weigh 10x and 5x a match in the body. Every
-    word of ``text`` must occur (prefix match). Returns rows ``{key, name,
-    type, score, snippet}``, best first. Raises UsageError for empty text.
+    Every word must occur, as a word or a run of words (``gpt-oss-120b`` is the words gpt, oss, 120, b in a row, so it
+    is found in ``openai/gpt-oss-120b`` and ``oss-120b`` finds it too); the last part of a word of three characters or
+    more also matches as a prefix. Records whose id, name or alias equals the text (normalised) come first
+    (``exact``), then by BM25 with a match in the id counting 10x and in a name or alias 5x a match elsewhere.
+    Default columns: ``type, name, score, exact, match`` (``match``: matched words in ``[brackets]``). With ``sort`` or
+    ``first_per`` every hit is ranked before ``limit`` applies. Raises UsageError for text without a word.
     """
-    words = _TOKEN.findall(text)
-    if not words:
-        raise UsageError("search text is empty; give at least one word")
-    if type_name:
-        type_name = kb.type_spec(type_name).name
-    con = sqlite3.connect(":memory:")
-    con.execute("CREATE VIRTUAL TABLE r USING fts5(key UNINDEXED, type UNINDEXED, rid, name, body, tokenize='unicode61 tokenchars ''-.''')")
-    rows = []
-    for rec in kb.records.values():
-        if type_name and rec.type != type_name:
-            continue
-        parts: list[str] = []
-        _flatten_text(rec.data, parts)
-        rows.append((rec.key, rec.type, rec.id, str(rec.data.get("name") or ""), "\n".join(parts)))
-    con.executemany("INSERT INTO r VALUES (?,?,?,?,?)", rows)
-    query = " ".join('"' + w.replace('"', '""') + '"*' for w in words)
-    cur = con.execute(
-        "SELECT key, type, name, bm25(r, 10.0, 5.0, 1.0) AS score, snippet(r, 4, '[', ']', '…', 12) "
-        "FROM r WHERE r MATCH ? ORDER BY score LIMIT ?",
-        (query, limit),
-    )
-    return [{"key": k, "type": t, "name": n, "score": round(-s, 3), "snippet": snip.replace("\n", " ")} for k, t, n, s, snip in cur]
+    fts_query(text)  # refuse empty text before opening anything
+    cat = catalog(kb)
+    rtype = cat.type_name(type_name) if type_name else None
+    columns = parse_fields(fields) or list(SEARCH_COLUMNS)
+    everything = bool(sort) or bool(first_per)
+    found = cat.search(text, type_name=rtype, limit=None if everything else limit)
+    needs_data = any(c not in ("key", *SEARCH_COLUMNS) for c in columns) or everything
+    hits = []
+    for f in found:
+        extra = {
+            "type": f["type"],
+            "name": f["name"],
+            "score": f["score"],
+            "exact": f["exact"],
+            "match": f["snippet"].replace("\x02", "[").replace("\x03", "]"),
+        }
+        data: dict[str, Any] = {}
+        if needs_data:
+            row = cat.get(f["key"])
+            data = row[3] if row else {}
+            extra = {k: v for k, v in extra.items() if k in ("score", "exact", "match")}
+        hits.append(Hit(f["key"], f["type"], f["path"], data, extra))
+    return _shape(cat, rtype, hits, SEARCH_COLUMNS, fields, sort, limit, first_per)
 
 
 # ---- where -------------------------------------------------------------------
 
 
 def parse_condition(expr: list[str]) -> tuple[str, str, str]:
-    """Split ``["conditions.batch_size", ">", "8"]`` or ``["metric=ttft_ms"]`` into (field, op, value).
+    """The one condition in the words ``expr`` as ``(field, op, value)`` (see :func:`inferkb.query_expr.parse_conditions`).
 
-    Raises UsageError when no operator from ``= != < > <= >= ~`` is found.
+    Raises UsageError when the words do not hold exactly one readable condition.
     """
-    joined = " ".join(expr)
-    m = re.match(r"^\s*([^\s=!<>~]+)\s*(!=|>=|<=|=|<|>|~)\s*(.*?)\s*$", joined, re.S)
-    if not m:
-        raise UsageError(f"cannot read condition {joined!r}; expected FIELD OP VALUE with OP one of {' '.join(OPS)}")
-    return m.group(1), m.group(2), m.group(3)
+    conds = parse_conditions(expr)
+    if len(conds) != 1:
+        raise UsageError(f"expected one condition, got {len(conds)}: {'; '.join(map(str, conds))}")
+    return conds[0].field, conds[0].op, conds[0].value
 
 
-def _walk(value: Any, parts: list[str]) -> Iterator[Any]:
-    if not parts:
-        if isinstance(value, list):
-            yield from value
-        yield value
-        return
-    head, rest = parts[0], parts[1:]
-    if isinstance(value, list):
-        if head.isdigit() and int(head) < len(value):
-            yield from _walk(value[int(head)], rest)
-            return
-        for item in value:
-            yield from _walk(item, parts)
-    elif isinstance(value, dict) and head in value:
-        yield from _walk(value[head], rest)
+def _needles(cond: Condition) -> list[tuple[str, bool]]:
+    """Texts a record's compact JSON must contain for ``cond`` to hold (only ever narrowing; the test is exact)."""
+    from .query_index import _dumps
+
+    if cond.op == "is null":
+        return []
+    out = []
+    keys = [p for p in cond.parts if not p.isdigit()]
+    if keys and _dumps(keys[-1]) == f'"{keys[-1]}"':
+        out.append((f'"{keys[-1]}":', False))
+    if cond.op == "=" and isinstance(cond.value, str):
+        from .query_expr import coerce
+
+        if isinstance(coerce(cond.value), str):
+            out.append((_dumps(cond.value), False))
+    elif cond.op == "~" and cond.value.isascii() and _dumps(cond.value) == f'"{cond.value}"':
+        out.append((cond.value.lower(), True))
+    return out
 
 
-def _coerce(text: str) -> Any:
-    low = text.lower()
-    if low in ("null", "none"):
-        return None
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        return int(text)
-    except ValueError:
-        try:
-            return float(text)
-        except ValueError:
-            return text
+def where(
+    kb: Store | str | os.PathLike | None,
+    *conditions: str | Condition,
+    type_name: str | None = None,
+    fields: str | Sequence[str] | None = None,
+    sort: str | Sequence[str] | None = None,
+    limit: int | None = None,
+    first_per: str | None = None,
+) -> Rows:
+    """Records for which every condition holds (AND), in key order unless ``sort`` says otherwise.
 
-
-def _matches(actual: Any, op: str, wanted: Any, raw: str) -> bool:
-    if op == "~":
-        return actual is not None and not isinstance(actual, (dict, list)) and raw.lower() in str(actual).lower()
-    if isinstance(actual, (dict, list)):
-        return False
-    if op in ("=", "!="):
-        if isinstance(actual, (int, float)) and not isinstance(actual, bool) and isinstance(wanted, (int, float)):
-            same = float(actual) == float(wanted)
-        elif isinstance(actual, str):
-            same = actual == raw
-        else:
-            same = actual == wanted
-        return same if op == "=" else not same
-    num_a = isinstance(actual, (int, float)) and not isinstance(actual, bool)
-    num_w = isinstance(wanted, (int, float)) and not isinstance(wanted, bool)
-    if num_a and num_w:
-        a, w = float(actual), float(wanted)
-    elif isinstance(actual, str) and not num_w:
-        a, w = actual, raw  # type: ignore[assignment]
-    else:
-        return False
-    return {"<": a < w, ">": a > w, "<=": a <= w, ">=": a >= w}[op]
-
-
-def where(kb: KB, field: str, op: str, value: str, *, type_name: str | None = None) -> list[dict[str, Any]]:
-    """Records where the dotted ``field`` compares true with ``value``.
-
-    Dotted paths descend into objects; a list matches if ANY element matches
-    (``accelerator_ids = nvidia-h100-sxm``, ``arms.stats.p99 > 1000``; a
-    numeric segment indexes: ``arms.0.id``). ``=``/``!=`` compare numbers
-    numerically and strings exactly (``null`` matches a null or absent
-    field for ``=``); ``<``/``>``/``<=``/``>=`` compare numbers numerically
-    and strings lexically (so ISO dates work); ``~`` is a case-insensitive
-    substring. ``!=`` is true when no value equals. Returns rows ``{key,
-    name, values}``. Raises UsageError for an unknown operator.
+    ``conditions`` are :class:`~inferkb.query_expr.Condition` values or words as typed on the command line:
+    ``where(kb, "metric = ttft_ms", "value > 100")``, ``where(kb, "conditions.tensor_parallel", ">", "1")``,
+    ``where(kb, "model_id in llama-2-70b,gpt-oss-120b", "format_id is null")``; the operators and their meaning are in
+    :mod:`inferkb.query_expr`. Default columns: ``name`` and each condition's field. Raises UsageError for words that
+    are not conditions, an unknown type, or a field that no record (of ``type_name``) has.
     """
-    if op not in OPS:
-        raise UsageError(f"unknown operator {op!r}; use one of {' '.join(OPS)}")
-    parts = field.split(".")
-    if not all(parts):
-        raise UsageError(f"field {field!r} has an empty path segment")
-    if value == "" and op != "=":
-        raise UsageError(f"condition {field} {op} has no value")
-    wanted = _coerce(value)
-    if op in ("<", ">", "<=", ">=") and not isinstance(wanted, (int, float)) and not _DATE_LIKE.match(value):
-        raise UsageError(f"{op} compares numbers or ISO dates (YYYY-MM-DD); {value!r} is neither")
-    rows = []
-    seen = False
-    recs = kb.by_type(type_name) if type_name else kb.records.values()
-    for rec in recs:
-        found = list(_walk(rec.data, parts))
-        seen = seen or bool(found)
-        scalars = [v for v in found if not isinstance(v, (dict, list))]
-        if op == "=" and wanted is None:
-            hit = not scalars or any(v is None for v in scalars)
-        elif op == "!=":
-            hit = bool(found) and not any(_matches(v, "=", wanted, value) for v in scalars)
-        else:
-            hit = any(_matches(v, op, wanted, value) for v in scalars)
-        if hit:
-            rows.append({"key": rec.key, "name": rec.data.get("name"), "values": scalars[:5]})
-    if not seen and not (op == "=" and wanted is None):
-        scope = f"{type_name} record" if type_name else "record"
-        raise UsageError(f"no {scope} has a field {field!r}; check the spelling (`inferkb show ID` shows a record's fields)")
-    return rows
+    words = [c for c in conditions if isinstance(c, str)]
+    conds = [c for c in conditions if isinstance(c, Condition)] + (parse_conditions(words) if words else [])
+    if not conds:
+        raise UsageError("give at least one condition, e.g. where(kb, 'metric = ttft_ms')")
+    cat = catalog(kb)
+    rtype = cat.type_name(type_name) if type_name else None
+    needles = [n for c in conds for n in _needles(c)]
+    seen = [False] * len(conds)
+    hits = []
+    for key, t, path, data in cat.rows(rtype, needles):
+        ok = True
+        for i, cond in enumerate(conds):
+            holds, found = cond.test(data)
+            seen[i] = seen[i] or found
+            if not holds:
+                ok = False
+                break
+        if ok:
+            hits.append(Hit(key, t, path, data))
+    for i, cond in enumerate(conds):
+        if not seen[i] and not _field_exists(cat, rtype, cond.field):
+            scope = f"{rtype} record" if rtype else "record"
+            raise UsageError(f"no {scope} has a field {cond.field!r}; check the spelling (`inferkb show ID` shows a record's fields)")
+    default = ["name"] + [c.field for c in conds if c.field not in ("name", "key")]
+    return _shape(cat, rtype, hits, list(dict.fromkeys(default)), fields, sort, limit, first_per)
+
+
+def _field_exists(cat: Catalog, rtype: str | None, field: str) -> bool:
+    """True when some record (of ``rtype``) has ``field`` (its value may be null)."""
+    probe = Condition(field, "is not null")
+    for _, _, _, data in cat.rows(rtype, _needles(Condition(field, "!=", "x"))[:1]):
+        if probe.test(data)[1]:
+            return True
+    return False
 
 
 # ---- refs, stats, gaps ---------------------------------------------------------

@@ -10,6 +10,8 @@ registered with :func:`reporter` and becomes a ``--format`` choice of
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import plugins
@@ -45,13 +47,67 @@ def _gh_escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+def _gh_property(text: str) -> str:
+    return _gh_escape(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def repository_root(kb_root: Path) -> Path | None:
+    """The folder GitHub annotation paths are relative to: ``$GITHUB_WORKSPACE`` when the KB is inside it, else the
+    nearest folder above the KB holding ``.git`` (a repository or a worktree), else the working directory when the KB is
+    inside it; ``None`` otherwise."""
+    kb_root = kb_root.resolve()
+    candidates = []
+    if os.environ.get("GITHUB_WORKSPACE"):
+        candidates.append(Path(os.environ["GITHUB_WORKSPACE"]).resolve())
+    candidates += [d for d in (kb_root, *kb_root.parents) if (d / ".git").exists()][:1]
+    candidates.append(Path.cwd().resolve())
+    for base in candidates:
+        if kb_root == base or base in kb_root.parents:
+            return base
+    return None
+
+
 @reporter("github")
 def render_github(report: Report, console: Console) -> None:
-    """GitHub Actions workflow commands: ``::error file=PATH,title=CODE::message``."""
+    """GitHub Actions workflow commands, ``::error file=PATH,line=N,title=CODE slug::message``.
+
+    ``PATH`` is relative to the repository root (:func:`repository_root`), ``line`` is where the finding's field sits in
+    the file (:mod:`inferkb.jsonpos`; left out when unknown). Info findings are annotated only when
+    ``console.include_info`` is true (the CLI sets it for ``--fail-on info`` or an explicit ``--select``); otherwise one
+    notice says how many were left out.
+    """
+    from .jsonpos import field_line, field_lines
+
     level = {"error": "error", "warning": "warning", "info": "notice"}
+    include_info = bool(getattr(console, "include_info", False))
+    kb_root = Path(report.kb)
+    base = repository_root(kb_root)
+    lines_of: dict[str, dict] = {}
+    skipped = 0
     for f in sorted(report.findings, key=Finding.sort_key):
-        loc = f"file={f.path}," if f.path else ""
-        console.file.write(f"::{level[f.severity]} {loc}title={f.code} {f.rule}::{_gh_escape(f.message)}\n")
+        if f.severity == "info" and not include_info:
+            skipped += 1
+            continue
+        props = []
+        if f.path:
+            full = kb_root / f.path
+            shown = os.path.relpath(full, base) if base is not None else str(full)
+            props.append(f"file={_gh_property(Path(shown).as_posix())}")
+            if f.field and full.is_file() and f.path.endswith(".json"):
+                if f.path not in lines_of:
+                    try:
+                        lines_of[f.path] = field_lines(full.read_text(encoding="utf-8"))
+                    except (OSError, UnicodeDecodeError):
+                        lines_of[f.path] = {}
+                line = field_line(lines_of[f.path], f.field)
+                if line is not None:
+                    props.append(f"line={line}")
+        props.append(f"title={_gh_property(f'{f.code} {f.rule}')}")
+        console.file.write(f"::{level[f.severity]} {','.join(props)}::{_gh_escape(f.message)}\n")
+    if skipped:
+        console.file.write(
+            f"::notice title=inferkb::{skipped} info findings not annotated (--fail-on info or --select CODE annotates them)\n"
+        )
 
 
 def finding_line(f: Finding) -> str:
@@ -106,8 +162,8 @@ def render_summary(report: Report, console: Console, *, title: str = "summary") 
         console.print(f"note: {note}", style="dim")
 
 
-def render_stages(report: Report, console: Console) -> None:
-    """A table of findings per stage (validate, then each audit) and severity: the check summary."""
+def render_stages(report: Report, console: Console, *, title: str = "check") -> None:
+    """A table of findings per stage that ran (validate when it did, then each audit) and severity."""
     from rich.table import Table
 
     from .rules import RULES
@@ -118,8 +174,8 @@ def render_stages(report: Report, console: Console) -> None:
         stage = rule.family if rule else "other"
         row = counts.setdefault(stage, {"error": 0, "warning": 0, "info": 0})
         row[f.severity] += 1
-    stages = ["validate"] + [k for k in report.figures if k != "validate"]
-    table = Table(title="check: findings by stage", title_justify="left")
+    stages = list(report.figures)
+    table = Table(title=f"{title}: findings by stage", title_justify="left")
     for col in ("stage", "errors", "warnings", "info"):
         table.add_column(col, justify="left" if col == "stage" else "right")
     for stage in stages + sorted(set(counts) - set(stages)):

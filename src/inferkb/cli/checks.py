@@ -42,7 +42,7 @@ def validate(kb_path, types, select, ignore, max_dangling_refs, fmt, fail_on) ->
     """
     kb = open_kb(kb_path)
     report = kb.validate(types=list(types) or None, select=codes(select), ignore=codes(ignore), max_dangling_refs=max_dangling_refs)
-    finish(report, fmt, fail_on, title="validate")
+    finish(report, fmt, fail_on, title="validate", include_info=bool(select))
 
 
 @command()
@@ -63,7 +63,7 @@ def check(kb_path, select, ignore, fmt, fail_on, show_all) -> None:
     """
     kb = open_kb(kb_path)
     report = kb.check(select=codes(select), ignore=codes(ignore))
-    finish(report, fmt, fail_on, title="check", max_per_code=None if show_all else 5, figures=True)
+    finish(report, fmt, fail_on, title="check", max_per_code=None if show_all else 5, figures=True, include_info=bool(select))
 
 
 @command()
@@ -74,8 +74,9 @@ def check(kb_path, select, ignore, fmt, fail_on, show_all) -> None:
 @click.option("--format", "fmt", type=reporter_formats(), default="text", show_default=True)
 @fail_option
 @click.option("--list", "list_only", is_flag=True, help="List the audits and exit.")
-def audit(names, kb_path, select, ignore, fmt, fail_on, list_only) -> None:
-    """Run read-only audits (all when no NAME is given).
+@click.option("--all", "show_all", is_flag=True, help="Print every finding (text format shows 5 per code by default).")
+def audit(names, kb_path, select, ignore, fmt, fail_on, list_only, show_all) -> None:
+    """Run read-only audits (all when no NAME is given); the report has the shape and caps of `check`.
 
     \b
     Examples:
@@ -95,7 +96,7 @@ def audit(names, kb_path, select, ignore, fmt, fail_on, list_only) -> None:
         return
     kb = open_kb(kb_path)
     report = kb.audit(*names, select=codes(select), ignore=codes(ignore))
-    finish(report, fmt, fail_on, title="audit", figures=True)
+    finish(report, fmt, fail_on, title="audit", max_per_code=None if show_all else 5, figures=True, include_info=bool(select))
 
 
 @command()

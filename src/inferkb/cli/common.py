@@ -142,8 +142,20 @@ fail_option = click.option(
 )
 
 
-def finish(report: Report, fmt: str, fail_on: str, *, title: str, max_per_code: int | None = None, figures: bool = False) -> None:
-    """Render ``report`` with the reporter ``fmt`` and exit 1 when a finding at or above ``fail_on`` remains, else 0."""
+def finish(
+    report: Report,
+    fmt: str,
+    fail_on: str,
+    *,
+    title: str,
+    max_per_code: int | None = None,
+    figures: bool = False,
+    include_info: bool = False,
+) -> None:
+    """Render ``report`` with the reporter ``fmt`` and exit 1 when a finding at or above ``fail_on`` remains, else 0.
+
+    ``include_info`` (or ``fail_on="info"``) asks reporters that leave info findings out by default (github) to keep them.
+    """
     from types import SimpleNamespace
 
     from ..plugins import REPORTERS
@@ -154,9 +166,10 @@ def finish(report: Report, fmt: str, fail_on: str, *, title: str, max_per_code: 
         render_text(report, out, max_per_code=max_per_code, title=title)
         if figures:
             render_figures(report.figures, out)
-            render_stages(report, out)
+            render_stages(report, out, title=title)
     else:
-        (REPORTERS.load(entry_points=False).get(fmt) or REPORTERS.load()[fmt])(report, SimpleNamespace(file=sys.stdout))
+        target = SimpleNamespace(file=sys.stdout, include_info=include_info or fail_on == "info")
+        (REPORTERS.load(entry_points=False).get(fmt) or REPORTERS.load()[fmt])(report, target)
     sys.exit(1 if report.fails(fail_on) else 0)
 
 

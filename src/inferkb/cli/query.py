@@ -2,126 +2,143 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from .common import FORMATS, Table, command, console, emit_json, kb_option, open_kb
+from .output import ROW_FORMATS, emit_rows
+
+
+def table_options(default_limit: int | None):
+    """The options every row-listing command shares: --fields, --sort, --limit, --first-per, --format."""
+
+    def deco(func):
+        for opt in reversed(
+            [
+                click.option("--fields", metavar="A,B.C", help="Columns: dotted field paths, comma-separated (also key, type, path)."),
+                click.option("--sort", metavar="FIELD[:desc]", help="Sort by a field (missing values last); several: a,b:desc."),
+                click.option(
+                    "--limit",
+                    type=click.IntRange(min=1),
+                    default=default_limit,
+                    show_default=default_limit is not None,
+                    help="At most N rows (after sorting).",
+                ),
+                click.option("--first-per", metavar="FIELD", help="Keep only the first row (after --sort) for each value of FIELD."),
+                click.option("--format", "fmt", type=ROW_FORMATS, default="text", show_default=True),
+            ]
+        ):
+            func = opt(func)
+        return func
+
+    return deco
 
 
 @command("list")
 @click.argument("type_name", metavar="TYPE")
 @kb_option
-@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
-def list_cmd(type_name, kb_path, fmt) -> None:
-    """List the records of one TYPE (accelerator, benchmark, source, ...).
+@table_options(None)
+def list_cmd(type_name, kb_path, fields, sort, limit, first_per, fmt) -> None:
+    """List the records of one TYPE (accelerator, benchmark, source, ...), sorted by id.
+
+    Text output is a table on a terminal and tab-separated rows (header first) in a pipe.
 
     \b
-    Example: inferkb list accelerator
+    Examples:
+      inferkb list accelerator
+      inferkb list accelerator --fields id,memory_bandwidth_gbps,tdp_w --sort memory_bandwidth_gbps:desc --limit 5
+      inferkb list model --format csv > models.csv
     """
     from ..query import list_records
 
-    rows = list_records(open_kb(kb_path), type_name)
-    if fmt == "json":
-        emit_json(rows)
-        return
-    table = Table("id", "name", "status", "confidence", "updated", title=f"{len(rows)} {type_name} records", title_justify="left")
-    for r in rows:
-        table.add_row(
-            r["id"],
-            str(r["name"] or ""),
-            str(r["status"] or ""),
-            str(r["confidence"] if r["confidence"] is not None else ""),
-            str(r["updated"] or ""),
-        )
-    console().print(table)
+    rows = list_records(kb_path, type_name, fields=fields, sort=sort, limit=limit, first_per=first_per)
+    emit_rows(rows, rows.columns, fmt, title=f"{len(rows)} {type_name} records", notes=rows.notes)
 
 
 @command()
 @click.argument("record_id", metavar="ID")
 @kb_option
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
-def show(record_id, kb_path, fmt) -> None:
-    """Show one record by bare id or dir/id; suggests near matches when absent.
+@click.option("--audits", is_flag=True, help="Also run every audit over the KB and list this record's findings (slow).")
+def show(record_id, kb_path, fmt, audits) -> None:
+    """Show one record: a readable summary, or --format json for the record and what is computed from it.
+
+    ID is a bare id, dir/id, the data/<dir>/<id>.json path that `check` prints, an exact
+    name or alias ("NVIDIA H100 80GB HBM3"), in any letter case. A text that names several
+    records lists them as candidates (exit 2).
 
     \b
     Examples:
       inferkb show nvidia-h100-sxm
-      inferkb show benchmarks/vllm-mtp-regression-qwen3-next-80b-a3b --format json
+      inferkb show "NVIDIA H100 80GB HBM3"
+      inferkb show data/benchmarks/vllm-mtp-regression-qwen3-next-80b-a3b.json
+      inferkb show vllm-mtp-regression-qwen3-next-80b-a3b --format json | jq .computed
     """
-    kb = open_kb(kb_path)
-    rec = kb.get(record_id)
-    if fmt == "json":
-        emit_json(rec.data)
-        return
-    # Plain text, never cropped: long prose and quotes are the evidence a reader came for.
-    click.echo(f"# {rec.key}  ({rec.path})")
-    click.echo(json.dumps(rec.data, indent=2, ensure_ascii=False))
-    if rec.type == "benchmark" and rec.data.get("arms"):
-        from ..arms import delta_lines
+    from ..record_view import find_record, record_document, summary_lines
 
-        for line in delta_lines(rec.data):
-            click.echo(f"# {line}")
+    kb = open_kb(kb_path)
+    rec = find_record(kb, record_id)
+    if fmt == "json":
+        emit_json(record_document(kb, rec, audits=audits))
+        return
+    for line in summary_lines(kb, rec, audits=audits):
+        click.echo(line)
 
 
 @command()
 @click.argument("text", nargs=-1, required=True)
 @kb_option
 @click.option("--type", "type_name", metavar="TYPE", help="Only records of this type.")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
-def search(text, kb_path, type_name, limit, fmt) -> None:
-    """Full-text search across every field, ranked (BM25; id and name weigh most).
+@table_options(20)
+def search(text, kb_path, type_name, fields, sort, limit, first_per, fmt) -> None:
+    """Full-text search across every field, ranked: exact id/name/alias hits first, then BM25 (id and name weigh most).
+
+    Every word must occur; a hyphenated name is found whole and in part (gpt-oss-120b, oss-120b,
+    120b). Matched words appear in [brackets] in the match column.
 
     \b
     Examples:
-      inferkb search h100 hbm3
+      inferkb search gpt-oss-120b
+      inferkb search "NVIDIA H100 80GB HBM3"
       inferkb search speculative decoding --type benchmark
+      inferkb search llama2-70b --type benchmark --fields key,metric,value,unit --sort value:desc --limit 10
     """
     from ..query import search as do_search
 
-    rows = do_search(open_kb(kb_path), " ".join(text), limit=limit, type_name=type_name)
-    if fmt == "json":
-        emit_json(rows)
-        return
-    table = Table("key", "score", "match", title=f"{len(rows)} results", title_justify="left")
-    for r in rows:
-        table.add_row(r["key"], f"{r['score']:.2f}", r["snippet"])
-    console().print(table)
+    words = " ".join(text)
+    rows = do_search(kb_path, words, limit=limit, type_name=type_name, fields=fields, sort=sort, first_per=first_per)
+    columns = rows.columns if fields else ["key", *rows.columns]
+    emit_rows(rows, columns, fmt, title=f"{len(rows)} results for {words!r}", notes=rows.notes)
 
 
 @command()
 @click.argument("condition", nargs=-1, required=True)
 @kb_option
 @click.option("--type", "type_name", metavar="TYPE", help="Only records of this type.")
-@click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
-def where(condition, kb_path, type_name, fmt) -> None:
-    """Records where FIELD OP VALUE holds (dotted paths; OP one of = != < > <= >= ~).
+@table_options(None)
+def where(condition, kb_path, type_name, fields, sort, limit, first_per, fmt) -> None:
+    """Records where every CONDITION holds (AND).
 
-    A list matches when any element does. Quote the condition for the shell.
+    A condition is FIELD OP VALUE with OP one of = == != < > <= >= ~ (substring, any case),
+    FIELD in A,B,C, FIELD is null, FIELD is not null. FIELD is a dotted path; a list matches when
+    any element does; a numeric segment indexes (arms.0.id). Give each condition as one quoted
+    word, or as separate words; quote values with spaces. Anything unreadable is an error.
 
     \b
     Examples:
       inferkb where metric = e2e_latency_ms
-      inferkb where 'conditions.tensor_parallel > 1'
-      inferkb where 'accelerator_ids = nvidia-h100-sxm'
-      inferkb where 'arms.stats.p99 >= 1600'
-      inferkb where 'name ~ mlperf' --type benchmark
+      inferkb where 'conditions.tensor_parallel > 1' 'accelerator_ids = nvidia-h100-sxm'
+      inferkb where 'model_id in llama-2-70b,gpt-oss-120b' 'format_id is null' --type benchmark
+      inferkb where 'name ~ mlperf' --type benchmark --fields key,metric,value --format csv
+      inferkb where 'model_id = llama-2-70b' 'scenario = offline' 'submission.division = closed' 'metric = output_tok_s' \
+          --fields accelerator_ids,accelerator_count,value,unit,key --sort value:desc --first-per accelerator_ids
     """
-    from ..query import parse_condition
+    from ..query import parse_conditions
     from ..query import where as do_where
 
-    field, op, value = parse_condition(list(condition))
-    rows = do_where(open_kb(kb_path), field, op, value, type_name=type_name)
-    if fmt == "json":
-        emit_json(rows)
-        return
-    columns = ["key", "name"] + ([] if field == "name" else [field])
-    table = Table(*columns, title=f"{len(rows)} records where {field} {op} {value}", title_justify="left")
-    for r in rows:
-        cells = [r["key"], str(r["name"] or "")] + ([] if field == "name" else [", ".join(map(str, r["values"]))])
-        table.add_row(*cells)
-    console().print(table)
+    conds = parse_conditions(condition)
+    rows = do_where(kb_path, *conds, type_name=type_name, fields=fields, sort=sort, limit=limit, first_per=first_per)
+    columns = rows.columns if fields else ["key", *rows.columns]
+    emit_rows(rows, columns, fmt, title=f"{len(rows)} records where {' and '.join(map(str, conds))}", notes=rows.notes)
 
 
 @command()

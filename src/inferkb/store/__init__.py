@@ -27,7 +27,24 @@ from .writer import Check, write_records
 
 T = TypeVar("T")
 
-__all__ = ["Store", "Record", "Index", "KEBAB", "MAX_ID_LENGTH", "bundled_root", "check_id", "gc_paused", "Check"]
+__all__ = ["Store", "locate", "Record", "Index", "KEBAB", "MAX_ID_LENGTH", "bundled_root", "check_id", "gc_paused", "Check"]
+
+
+def locate(path: str | os.PathLike | None) -> tuple[Path, bool]:
+    """``(resolved KB root, is_bundled)`` for ``path`` (``None`` = the bundled KB).
+
+    Raises :class:`KBNotFound` if the path does not exist, is not a directory
+    or has no ``data/`` directory.
+    """
+    bundled = path is None
+    root = bundled_root() if bundled else Path(path)
+    if not root.exists():
+        raise KBNotFound(f"KB path {str(root)!r} does not exist")
+    if not root.is_dir():
+        raise KBNotFound(f"KB path {str(root)!r} is not a directory")
+    if not (root / "data").is_dir():
+        raise KBNotFound(f"KB path {str(root)!r} has no data/ directory; a KB keeps records in data/<type-dir>/<id>.json")
+    return root.resolve(), bundled
 
 
 class Store:
@@ -57,15 +74,8 @@ class Store:
         directory or has no ``data/`` directory; :class:`KBError` if its
         ``kb.toml`` is malformed.
         """
-        bundled = path is None
-        root = bundled_root() if bundled else Path(path)
-        if not root.exists():
-            raise KBNotFound(f"KB path {str(root)!r} does not exist")
-        if not root.is_dir():
-            raise KBNotFound(f"KB path {str(root)!r} is not a directory")
-        if not (root / "data").is_dir():
-            raise KBNotFound(f"KB path {str(root)!r} has no data/ directory; a KB keeps records in data/<type-dir>/<id>.json")
-        store = cls(root.resolve(), load_profile(root), bundled=bundled)
+        root, bundled = locate(path)
+        store = cls(root, load_profile(root), bundled=bundled)
         with gc_paused():
             loaded = load_records(store.root, store.profile)
         store.index = Index(loaded.records)

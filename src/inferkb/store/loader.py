@@ -27,10 +27,12 @@ class Loaded:
     files_seen: int = 0
 
 
-def load_records(root: Path, profile: Profile) -> Loaded:
+def load_records(root: Path, profile: Profile, *, only: set[str] | None = None) -> Loaded:
     """Walk ``root/data/<dir>/*.json`` once (sorted), parse each file strictly and return :class:`Loaded`.
 
     ``root`` must be resolved (symlinks leaving it are reported, not followed).
+    ``only`` (paths relative to ``root``, ``data/<dir>/<name>.json``) reads just
+    those files, by the same rules (the query catalogue refreshes changed files so).
     Never raises for a bad record file; ``OSError`` only if ``data/`` itself cannot be listed.
     """
     out = Loaded()
@@ -56,7 +58,8 @@ def load_records(root: Path, profile: Profile) -> Loaded:
         with os.scandir(dentry.path) as it:
             entries = sorted(it, key=lambda e: e.name)
         for entry in entries:
-            _load_entry(out, entry, spec, root_real, limit)
+            if only is None or f"{rel_dir}/{entry.name}" in only:
+                _load_entry(out, entry, spec, root_real, limit)
     return out
 
 
