@@ -1,6 +1,9 @@
 """Import the MLPerf Inference LLM results (round-wide tables v4.1, v5.1, v6.0, v6.1) into a KB.
 
-    PYTHONPATH=src python3 scripts/import_mlperf.py [--kb PATH] [--corpus PATH] [--dry-run]
+    .venv/bin/python scripts/import_mlperf.py [--kb PATH] [--corpus PATH] [--dry-run]
+
+(``.venv`` is made by ``bash scripts/test.sh`` or ``bash scripts/check.sh``; a Python without inferkb's
+dependencies cannot run it.)
 
 Steps, all from the files in ``<corpus>/mlperf`` (their origins: its SOURCES.md):
 
@@ -28,7 +31,15 @@ import sys
 import time
 from pathlib import Path
 
-import inferkb
+try:
+    import inferkb
+except ImportError as exc:  # the documented way in is the venv's interpreter; say so instead of a traceback
+    print(
+        f"import_mlperf.py needs inferkb and its dependencies ({exc}); "
+        "run it as .venv/bin/python scripts/import_mlperf.py (bash scripts/test.sh creates .venv)",
+        file=sys.stderr,
+    )
+    sys.exit(2)
 from inferkb.intake import mlperf_enrich, mlperf_fixes, mlperf_links
 from inferkb.intake.base import IntakeOptions, commit, stable_view
 from inferkb.intake.mlperf import import_table
@@ -168,6 +179,7 @@ def main() -> int:
         commit(kb, changed, update=True)
     t_write = time.perf_counter()
     report.update(records=len(records), written=0 if args.dry_run else len(changed), to_write=len(changed), unchanged=unchanged)
+    report["paths_written" if not args.dry_run else "paths_to_write"] = [str(kb.record_path(d["type"], d["id"])) for d in changed]
     if not args.dry_run and changed:
         # Records written afresh lose backfilled fields; derive them again (same evidence, same values).
         from inferkb import derive

@@ -55,3 +55,6 @@ def import_community_cmd(kb_path, corpus, only, dry_run, fmt) -> None:
         )
     total = sum(r.imported for r in reports)
     click.echo(f"{'total':36}       {total:5} records  {sum(r.written for r in reports):5} {verb}")
+    for r in reports:
+        for path in r.wrote:
+            click.echo(f"{'would write' if dry_run else 'wrote'} {kb.root / path}")

@@ -122,7 +122,7 @@ def intake(
       inferkb intake mlperf summary.csv --dry-run --format json
     """
     from ..intake import IntakeOptions, load_all
-    from ..intake.base import commit
+    from ..intake.base import commit, link_models
 
     registry = load_all()
     if fmt_name == "list":
@@ -166,10 +166,12 @@ def intake(
     )
     kb = open_kb(kb_path)
     result = importer.parse(list(files), options, kb)
+    linked = link_models(kb, result.records)
     written: list[str] = []
     unchanged: list[str] = []
     if not dry_run and result.records:
         written = commit(kb, result.records, update=update, on_diff=None if fmt == "json" else _diff, unchanged=unchanged)
+    paths = {key: str(kb.root / kb.records[key].path) for key in written if key in kb.records}
     if fmt == "json":
         emit_json(
             {
@@ -177,6 +179,8 @@ def intake(
                 "dry_run": dry_run,
                 "records": result.records,
                 "written": written,
+                "written_paths": [paths.get(k) for k in written],
+                "model_ids": linked,
                 "unchanged": unchanged,
                 "findings": [f.to_dict() for f in result.findings],
                 "stats": result.stats,
@@ -194,6 +198,10 @@ def intake(
                 click.echo(f"{rec['id']}: {line}")
     for f in result.findings:
         click.echo(f"{f.path or f.record or '-'}: {f.code} {f.rule}: {f.message}", err=True)
+    for note in linked:
+        click.echo(f"model_id: {note}")
+    for key in written:
+        click.echo(f"wrote {key}  {paths.get(key, '')}")
     tail = " (dry run)" if dry_run else (f", {len(unchanged)} unchanged (already in the KB)" if unchanged else "")
     click.echo(f"{fmt_name}: {len(result.records)} records built, {len(written)} written{tail}")
     if result.stats:

@@ -191,16 +191,21 @@ def resolve_accelerator(kb: KB, options: IntakeOptions, raw_from_file: str | Non
     """Decide ``accelerator_ids``, ``accelerator_alternates`` and ``hardware_raw``.
 
     Returns ``(ids, alternates, hardware_raw, notes)``. An explicit
-    ``--accelerator`` id wins (must exist: :class:`UsageError` otherwise); a raw
-    string resolves through :func:`inferkb.resolve.resolve` (aliases, then
+    ``--accelerator`` id wins (must exist: :class:`UsageError` otherwise); the raw
+    string is ``--hardware-raw``, else the file's, else the GPU name ``inferkb env``
+    captured (``options.env["gpu_raw"]``); it resolves through :func:`inferkb.resolve.resolve` (aliases, then
     normalised names; never a name covering only part of the string); several
     candidates give no id and all candidates as alternates; no match keeps only
     ``hardware_raw`` and a note.
     """
     from ..resolve import resolve
 
-    raw = options.hardware_raw or raw_from_file
     notes: list[str] = []
+    raw = options.hardware_raw or raw_from_file
+    env_gpu = options.env.get("gpu_raw") if isinstance(options.env, dict) else None
+    if not raw and isinstance(env_gpu, str) and env_gpu.strip():
+        raw = env_gpu
+        notes.append(f"hardware string {raw!r} taken from the environment capture (--env gpu_raw): the file names no hardware")
     res = resolve(kb, "accelerator", raw) if raw else None
     if options.accelerator:
         if options.accelerator not in kb.ids_of_type("accelerator"):
@@ -219,6 +224,29 @@ def resolve_accelerator(kb: KB, options: IntakeOptions, raw_from_file: str | Non
         return [], list(res.ids), raw, notes
     notes.append(f"hardware string {res.reason()}")
     return [], [], raw, notes
+
+
+def link_models(kb: KB, records: list[dict[str, Any]]) -> list[str]:
+    """Fill ``model_id`` (in place) of benchmark records whose ``model`` names exactly one model record, through the
+    resolver (an exact or normalised id, name or alias, e.g. ``meta-llama/Llama-2-70b-hf``); returns one note per id set.
+
+    A record that already has a ``model_id``, or states a reasoned model gap (``condition_gaps.model``, e.g. MLPerf's
+    open division where the model may be modified), is left alone; an ambiguous or unknown name stays null.
+    """
+    from ..resolve import resolve
+
+    notes = []
+    for rec in records:
+        model = rec.get("model")
+        if rec.get("type") != "benchmark" or rec.get("model_id") or not isinstance(model, str) or not model.strip():
+            continue
+        if isinstance(rec.get("condition_gaps"), dict) and "model" in rec["condition_gaps"]:
+            continue
+        res = resolve(kb, "model", model)
+        if res.resolved:
+            rec["model_id"] = res.id
+            notes.append(f"{rec.get('id')}: model {model!r} -> model_id {res.id} ({res.how} match)")
+    return notes
 
 
 def today() -> str:

@@ -47,6 +47,7 @@ class SetReport:
     seconds: float = 0.0
     stats: dict[str, Any] = field(default_factory=dict)
     findings: list[dict[str, Any]] = field(default_factory=list)
+    wrote: list[str] = field(default_factory=list)  # KB-relative paths written (to write, in a dry run)
 
 
 def load_manifest(path: Path = MANIFEST) -> list[dict[str, Any]]:
@@ -214,6 +215,7 @@ def import_community(kb: KB, corpus: Path, *, dry_run: bool = False, only: list[
         if changed and not dry_run:
             commit(kb, changed, update=True)
             wrote_any = True
+        wrote = [str(kb.record_path(d["type"], d["id"]).relative_to(kb.root)) for d in changed]
         reports.append(
             SetReport(
                 name=spec["name"],
@@ -225,6 +227,7 @@ def import_community(kb: KB, corpus: Path, *, dry_run: bool = False, only: list[
                 seconds=time.perf_counter() - started,
                 stats=result.stats,
                 findings=[f.to_dict() for f in result.findings],
+                wrote=wrote,
             )
         )
     if wrote_any:
