@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import FORMATS, Table, command, console, emit_json, kb_option, open_kb
+from .common import FORMATS, command, console, emit_json, kb_option, open_kb
 from .output import ROW_FORMATS, emit_rows
 
 
@@ -157,8 +157,10 @@ def refs(record_id, kb_path, fmt) -> None:
     if fmt == "json":
         emit_json(data)
         return
+    from rich.markup import escape
+
     out = console()
-    out.print(f"[bold]{data['key']}[/bold] cites {len(data['cites'])}:")
+    out.print(f"[bold]{escape(data['key'])}[/bold] cites {len(data['cites'])}:")
     for c in data["cites"]:
         out.print(f"  {c['field']:24} {c['key'] or c['id']}{'' if c['resolved'] else '  (UNRESOLVED)'}", markup=False)
     out.print(f"[bold]cited by {len(data['cited_by'])}:[/bold]")
@@ -177,21 +179,20 @@ def stats(kb_path, fmt) -> None:
     if fmt == "json":
         emit_json(data)
         return
-    table = Table("type", "records", "by status", "mean confidence", title=f"{data['records']} records", title_justify="left")
-    for name, t in data["types"].items():
-        table.add_row(
-            name,
-            str(t["count"]),
-            ", ".join(f"{k} {v}" for k, v in sorted(t["by_status"].items())),
-            "" if t["mean_confidence"] is None else f"{t['mean_confidence']:.2f}",
-        )
-    out = console()
-    out.print(table)
+    rows = [
+        {
+            "type": name,
+            "records": t["count"],
+            "by status": ", ".join(f"{k} {v}" for k, v in sorted(t["by_status"].items())),
+            "mean confidence": None if t["mean_confidence"] is None else round(t["mean_confidence"], 2),
+        }
+        for name, t in data["types"].items()
+    ]
+    emit_rows(rows, ["type", "records", "by status", "mean confidence"], "text", title=f"{data['records']} records")
     if data["benchmark_origins"]:
-        origins = Table("origin", "benchmark records", title="benchmark records per origin", title_justify="left")
-        for origin, n in data["benchmark_origins"].items():
-            origins.add_row(origin, str(n))
-        out.print(origins)
+        origins = [{"origin": origin, "benchmark records": n} for origin, n in data["benchmark_origins"].items()]
+        click.echo("")
+        emit_rows(origins, ["origin", "benchmark records"], "text", title="benchmark records per origin")
 
 
 @command()
@@ -205,7 +206,9 @@ def gaps(kb_path, fmt) -> None:
     if fmt == "json":
         emit_json(data)
         return
+    from rich.markup import escape
+
     out = console()
-    out.print(f"[bold]types with no records:[/bold] {', '.join(data['empty_types']) or 'none'}")
+    out.print(f"[bold]types with no records:[/bold] {escape(', '.join(data['empty_types']) or 'none')}")
     for t, fields in data["unfilled_fields"].items():
-        out.print(f"[bold]{t}[/bold]: no record fills {', '.join(fields)}", highlight=False)
+        out.print(f"[bold]{escape(t)}[/bold]: no record fills {escape(', '.join(fields))}", highlight=False)
