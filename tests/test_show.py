@@ -42,7 +42,7 @@ def test_show_accepts_what_a_user_has_in_hand(text, key):
 
 def test_show_lists_candidates_when_a_name_is_ambiguous():
     proc = run("show", "H100")
-    assert proc.returncode == 2
+    assert proc.returncode == 2 and "'H100' names 3 records" in proc.stderr
     for key in ("accelerators/nvidia-h100-sxm", "accelerators/nvidia-h100-pcie", "accelerators/nvidia-h100-nvl"):
         assert key in proc.stderr
 

@@ -145,7 +145,9 @@ def render_summary(report: Report, console: Console, *, title: str = "summary") 
     from .rules import RULES
 
     summary = report.summary()
-    table = Table(title=f"{title}: {report.records} records in {report.kb}", title_justify="left")
+    from rich.text import Text
+
+    table = Table(title=Text(f"{title}: {report.records} records in {report.kb}"), title_justify="left")
     table.add_column("code")
     table.add_column("rule")
     table.add_column("severity")
@@ -159,7 +161,7 @@ def render_summary(report: Report, console: Console, *, title: str = "summary") 
     sev = summary["by_severity"]
     console.print(f"{sev['error']} errors, {sev['warning']} warnings, {sev['info']} info", style="bold")
     for note in report.notes:
-        console.print(f"note: {note}", style="dim")
+        console.print(f"note: {note}", style="dim", markup=False)
 
 
 def render_stages(report: Report, console: Console, *, title: str = "check") -> None:
@@ -201,7 +203,9 @@ def render_figures(figures: dict[str, Any], console: Console) -> None:
                 parts.extend(f"{k}.{a}={b}" for a, b in v.items() if isinstance(b, (int, float, str)))
             elif isinstance(v, list):
                 parts.append(f"{k}: {len(v)} listed (see --format json)")
-        console.print(f"[bold]{name}[/bold]: " + "  ".join(parts), highlight=False, soft_wrap=True)
+        from rich.markup import escape
+
+        console.print(f"[bold]{escape(str(name))}[/bold]: " + escape("  ".join(parts)), highlight=False, soft_wrap=True)
 
 
 # The reporters extension point's items: ``{format name: render}`` (text, json, github, then plugins).
