@@ -33,6 +33,7 @@ BUILTIN_METRICS: dict[str, tuple[str, str, str, bool, str]] = {
     "tps_aggregate": ("rate", "tok/s", "higher", False, "throughput"),
     "output_tok_s": ("rate", "tok/s", "higher", False, "throughput"),
     "total_tok_s": ("rate", "tok/s", "higher", False, "throughput"),
+    "input_tok_s": ("rate", "tok/s", "higher", False, "throughput"),
     "tok_s_per_user": ("rate", "tok/s", "higher", False, "decode"),
     "request_throughput_rps": ("rate", "req/s", "higher", False, "requests"),
     "samples_per_s": ("rate", "samples/s", "higher", False, "samples"),
