@@ -424,7 +424,10 @@ def expect_strix(rec: dict[str, Any], corpus: Path) -> dict[str, Any]:
         d
         for d in _jsonl(path)
         if isinstance(d.get("bench_raw"), dict)
-        and d["bench_raw"]["test_time"] == sub["test_time"] and d["mode"] == mode and d["value"] == int(n) and d["build"] == build
+        and d["bench_raw"]["test_time"] == sub["test_time"]
+        and d["mode"] == mode
+        and d["value"] == int(n)
+        and d["build"] == build
     ]
     assert len(hits) == 1, (rec["id"], len(hits))
     d = hits[0]
