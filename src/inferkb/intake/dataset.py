@@ -10,7 +10,10 @@ importer, through ``IntakeOptions.extra``:
 - ``origin``: the data-set family written to ``benchmark.origin``;
 - ``hardware_map``: ``{raw string: {"id", "evidence", "basis"}}`` for strings
   the publisher's own documentation identifies but no alias may claim
-  globally (the evidence goes into a provenance entry).
+  globally (the evidence goes into a provenance entry);
+- ``harness_defaults``: conditions the harness fixes at a pinned commit
+  (:func:`apply_harness_defaults`), and ``warmup_rule`` (InferenceX run scripts);
+  ``gap_reasons`` replace an importer's generic gap text (applied by the orchestrator).
 
 Run on their own (``inferkb intake FORMAT FILE``) the importers need none of
 these: the pin is absent, the origin is ``harness-intake`` unless the format
