@@ -229,7 +229,7 @@ def rules(code, fmt) -> None:
 
 def main() -> None:
     """Entry point: run the CLI, turning every error into a message and an exit code."""
-    from . import cli_query  # noqa: F401  (registers the query commands)
+    from . import cli_query, cli_site  # noqa: F401  (register the query and site commands)
     from .cli_extra import register_extra
 
     register_extra(cli)

@@ -275,6 +275,21 @@ KB111 = register(
     )
 )
 
+KB112 = register(
+    Rule(
+        "KB112",
+        "unsafe-url",
+        "error",
+        "validate",
+        "A URL field holds something other than an http(s) or relative link, or any field holds a javascript:/data:-style URL.",
+        "Readers follow links from records. A javascript:, vbscript:, data:, file: or blob: URL (or any non-http(s) "
+        "scheme in a url field) would run code or open local files when clicked on the site; the site shows such a value "
+        "as text, and validate reports it so the record gets fixed.",
+        '{"url": "https://docs.vllm.ai/en/latest/"}',
+        '{"url": "javascript:alert(1)"}',
+    )
+)
+
 KB201 = register(
     Rule(
         "KB201",

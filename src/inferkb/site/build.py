@@ -1,0 +1,455 @@
+"""``build_site``: write the whole static site for a KB into a directory, atomically.
+
+Pages are rendered with Jinja2 (autoescape on for every template), the
+search index is made by Pagefind (the ``pagefind`` binary from PyPI) over the
+written pages, and the Vega-Lite/vega-embed bundle comes from
+vl-convert-python at build time, so nothing is loaded from a CDN. The site is
+written into a temporary directory beside ``out`` and renamed into place
+only when complete; an existing ``out`` is replaced only if an earlier build
+made it (it holds the marker file :data:`MARKER`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from .. import __version__
+from ..errors import KBError, UsageError
+from . import charts as CH
+from . import views as V
+from .data import BANNERS, STATUS_ORDER, SiteData, today
+from .markdown import render_docs
+from .roofline_page import roofline_data
+
+if TYPE_CHECKING:
+    from ..store import KB, Record
+
+MARKER = ".inferkb-site"
+STATIC = Path(__file__).with_name("static")
+# Pages and folders of the site itself; a record type directory may not use these names.
+RESERVED = frozenset({"assets", "docs", "pagefind", "index.html", "gaps.html", "roofline.html", "search.html", "404.html"})
+# No inline script anywhere: scripts only from the site's own files. 'wasm-unsafe-eval' lets Pagefind run its
+# WebAssembly search; Vega runs with its expression interpreter, so no 'unsafe-eval'.
+CSP = (
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'"
+)
+MAX_BACKREFS = 200
+GAP_LIST_LIMIT = 300
+VEGA_LITE_VERSION = "6.4"
+
+
+class SearchIndexError(KBError):
+    """Pagefind failed to index the built pages (exit code 2)."""
+
+
+@dataclass(slots=True)
+class SiteBuild:
+    """What a build wrote: ``out`` (Path), ``pages`` (HTML files), ``records``, ``charts`` (id -> data points), ``search`` (indexed?), timings (s)."""
+
+    out: Path
+    pages: int = 0
+    records: int = 0
+    charts: dict[str, int] = field(default_factory=dict)
+    search: bool = False
+    search_pages: int | None = None
+    docs: int = 0
+    unresolved_citations: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape printed by ``inferkb site build --format json``."""
+        return {
+            "out": str(self.out),
+            "pages": self.pages,
+            "records": self.records,
+            "charts": self.charts,
+            "search": self.search,
+            "search_pages": self.search_pages,
+            "docs": self.docs,
+            "unresolved_citations": self.unresolved_citations,
+            "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+        }
+
+
+def _env() -> Environment:
+    env = Environment(
+        loader=PackageLoader("inferkb.site", "templates"),
+        autoescape=select_autoescape(["html"], default_for_string=True, default=True),
+        trim_blocks=False,
+        lstrip_blocks=False,
+        keep_trailing_newline=True,
+    )
+    return env
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "doc"
+
+
+class _Builder:
+    def __init__(self, kb: KB, tmp: Path, *, search: bool, kb_label: str) -> None:
+        self.kb = kb
+        self.tmp = tmp
+        self.search = search
+        self.env = _env()
+        self.result = SiteBuild(out=tmp)
+        t = time.perf_counter()
+        self.site = SiteData(kb, kb.check())
+        self.result.seconds["check"] = time.perf_counter() - t
+        types = [t for t in kb.profile.types.values() if any(True for _ in kb.by_type(t.name))]
+        for t in types:
+            if t.dir in RESERVED or not re.fullmatch(r"[A-Za-z0-9._-]+", t.dir):
+                raise UsageError(
+                    f"type {t.name!r} uses directory {t.dir!r}, which the site needs for itself (reserved: {', '.join(sorted(RESERVED))})"
+                )
+        self.nav_types = types
+        self.computed = {"lacks": self.site.lacking}
+        self.common = {
+            "site_name": kb.profile.name or ("inferkb bundled KB" if kb.bundled else kb.root.name),
+            "nav_types": types,
+            "csp": CSP,
+            "built": today(),
+            "version": __version__,
+            "kb_label": kb_label,
+            "has_search": search,
+            "has_docs": False,
+        }
+
+    def render(self, template: str, rel: str, **ctx: Any) -> None:
+        depth = rel.count("/")
+        root = ctx.pop("root", "../" * depth)
+        html = self.env.get_template(template).render(**self.common, root=root, **ctx)
+        _write(self.tmp / rel, html)
+        self.result.pages += 1
+
+    def charted(self, charts: list[CH.Chart | None]) -> list[CH.Chart]:
+        kept = [c for c in charts if c is not None and c.points > 0]
+        for c in kept:
+            self.result.charts[c.id] = c.points
+        return kept
+
+    # ---- pages ------------------------------------------------------------------------
+    def record_page(self, rec: Record, facets: tuple[V.Facet, ...]) -> None:
+        site = self.site
+        status = rec.data.get("status")
+        backrefs = site.backrefs.get(rec.key, [])
+        shown = sorted(backrefs, key=lambda b: (b.source.type, site.title(b.source)))[:MAX_BACKREFS]
+        lc = site.load_conditions(rec) if rec.type == "benchmark" else []
+        findings = site.findings(rec)
+        ctx = {
+            "title": site.title(rec),
+            "rec": rec,
+            "banner": BANNERS.get(status) if isinstance(status, str) else None,
+            "n_findings": len(findings),
+            "facets": [
+                {"name": f.name, "label": f.label, "values": vals}
+                for f in facets
+                if (vals := V.facet_values(self.kb, rec, f, self.computed))
+            ],
+            "fields": V.field_nodes(site.linker, rec, skip=frozenset({"sources", "provenance", "arms", "conditions", "condition_gaps"})),
+            "sources": site.sources(rec),
+            "outgoing": site.outgoing(rec),
+            "backrefs": [
+                {"href": site.linker.record_href(b.source), "title": site.title(b.source), "type": b.source.type, "field": b.field}
+                for b in shown
+            ],
+            "backrefs_total": len(backrefs),
+            "provenance": site.provenance(rec),
+            "findings": findings,
+            "load_conditions": lc,
+            "lc_present": sum(1 for c in lc if c["status"] == "present"),
+            "conditions": site.conditions(rec) if rec.type == "benchmark" else [],
+            "arms": site.arms(rec),
+            "current": rec.dir,
+            "index_body": True,
+        }
+        self.render("record.html", f"{rec.dir}/{rec.id}.html", **ctx)
+        self.result.records += 1
+
+    def type_index(self, spec_name: str, spec_dir: str, recs: list[Record], facets: tuple[V.Facet, ...]) -> None:
+        columns = V.columns_for(spec_name)
+        rows = []
+        facet_counts: dict[str, dict[str, int]] = {f.name: {} for f in facets}
+        for rec in recs:
+            fvals = {}
+            for f in facets:
+                vals = V.facet_values(self.kb, rec, f, self.computed)
+                for v in vals:
+                    facet_counts[f.name][v] = facet_counts[f.name].get(v, 0) + 1
+                fvals[f.name] = "\t".join(vals)
+            cells = []
+            for col in columns:
+                raw = V.column_value(rec, col)
+                cells.append(self._cell(rec, col, raw))
+            status = rec.data.get("status")
+            rows.append(
+                {
+                    "href": f"{rec.id}.html",
+                    "title": self.site.title(rec),
+                    "status": status,
+                    "status_rank": STATUS_ORDER.get(str(status), 1),
+                    "cells": cells,
+                    "updated": rec.data.get("updated"),
+                    "facets": fvals,
+                }
+            )
+        # A facet is offered only when some value would narrow the table: a filter that cannot change the rows is noise.
+        offered = []
+        for f in facets:
+            counts = facet_counts[f.name]
+            narrowing = {v: n for v, n in counts.items() if n < len(recs)}
+            if len(counts) >= 2 or narrowing:
+                names = self._facet_labels(f, counts)
+                options = [
+                    {"value": v, "text": names.get(v, v), "count": n} for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+                ]
+                offered.append({"name": f.name, "label": f.label, "options": options})
+        for row in rows:
+            row["facets"] = {k: v for k, v in row["facets"].items() if any(o["name"] == k for o in offered)}
+        charts = self.charted([CH.benchmarks_by_origin(self.site)]) if spec_name == "benchmark" else []
+        self.render(
+            "type_index.html",
+            f"{spec_dir}/index.html",
+            title=f"{spec_name} records",
+            type_name=spec_name,
+            columns=columns,
+            rows=rows,
+            facets=offered,
+            charts=charts,
+            current=spec_dir,
+        )
+
+    def _facet_labels(self, facet: V.Facet, counts: dict[str, int]) -> dict[str, str]:
+        target = {"accelerator": "accelerator", "engine": "engine", "format": "quantization"}.get(facet.name)
+        if not target:
+            return {}
+        out = {}
+        for v in counts:
+            rec = self.kb.resolve(v, target)
+            if rec is not None and self.site.title(rec) != v:
+                out[v] = f"{self.site.title(rec)} [{v}]"
+        return out
+
+    def _cell(self, rec: Record, col: V.Column, raw: Any) -> dict[str, Any]:
+        spec = self.kb.profile.types.get(rec.type)
+        last = col.path.rsplit(".", 1)[-1]
+        is_ref = bool(spec and last in spec.refs and "." not in col.path)
+        cell: dict[str, Any] = {"numeric": col.numeric, "sort": None, "links": None, "text": ""}
+        if is_ref and raw:
+            links = []
+            for ref in raw if isinstance(raw, list) else [raw]:
+                target = self.site.linker.target(rec.type, last, ref) if isinstance(ref, str) else None
+                links.append({"text": str(ref), "href": self.site.linker.record_href(target) if target else None})
+            cell["links"] = links
+            return cell
+        if col.numeric and isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            cell["sort"] = raw
+        if isinstance(raw, list):
+            cell["text"] = ", ".join(V.fmt_scalar(v) for v in raw if not isinstance(v, (dict, list)))
+        elif raw is None or isinstance(raw, dict):
+            cell["text"] = "—" if raw is None else "…"
+        else:
+            cell["text"] = V.fmt_scalar(raw)
+        if col.unit == "@unit" and raw is not None and rec.data.get("unit"):
+            cell["text"] += f" {rec.data['unit']}"
+        return cell
+
+    def home(self) -> None:
+        site = self.site
+        self.render(
+            "home.html",
+            "index.html",
+            title="Home",
+            counts=site.counts(),
+            audit=site.audit_summary(),
+            recent=site.recently_updated(),
+            attention=site.needs_attention(),
+            charts=self.charted([CH.benchmarks_by_origin(site)]),
+            current="home",
+        )
+
+    def gaps(self) -> None:
+        self.render(
+            "gaps.html",
+            "gaps.html",
+            title="Condition gaps",
+            gaps=self.site.condition_gaps(),
+            audit=self.site.audit_summary(),
+            charts=self.charted([CH.absent_conditions(self.site)]),
+            limit=GAP_LIST_LIMIT,
+            current="gaps",
+        )
+
+    def roofline(self) -> None:
+        data = roofline_data(self.site)
+        for acc in data["accelerators"]:
+            chart = CH.roofline_chart(acc)
+            acc["chart"] = self.charted([chart])[0] if chart else None
+        self.render(
+            "roofline.html",
+            "roofline.html",
+            title="Roofline",
+            accelerators=data["accelerators"],
+            skipped=data["skipped"],
+            charts=any(a["chart"] for a in data["accelerators"]),
+            current="roofline",
+        )
+
+    def docs(self) -> None:
+        docs = render_docs(self.kb, self.site.linker.record_href)
+        if not docs:
+            return
+        self.common["has_docs"] = True
+        seen: set[str] = set()
+        for d in docs:
+            slug = _slug(d.slug)
+            while slug in seen or slug == "index":
+                slug += "-1"
+            seen.add(slug)
+            d.slug = slug
+            self.render("doc.html", f"docs/{slug}.html", title=d.title, doc=d, current="docs", index_body=True)
+            self.result.unresolved_citations += [f"docs/{slug}: {u}" for u in d.unresolved]
+        self.render("docs_index.html", "docs/index.html", title="Docs", docs=docs, current="docs")
+        self.result.docs = len(docs)
+
+    def assets(self) -> None:
+        assets = self.tmp / "assets"
+        assets.mkdir(parents=True, exist_ok=True)
+        for f in STATIC.iterdir():
+            if f.is_file():
+                shutil.copyfile(f, assets / f.name)
+        _write(assets / "vega-embed.js", vega_bundle())
+
+
+def vega_bundle() -> str:
+    """The Vega + Vega-Lite + vega-embed JavaScript bundle shipped by vl-convert-python (one file, no network).
+
+    Cached per vl-convert version in the user cache directory (``$XDG_CACHE_HOME``
+    or ``~/.cache``), since bundling takes a couple of seconds.
+    """
+    import vl_convert as vlc
+
+    cache_dir = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "inferkb"
+    cached = cache_dir / f"vega-embed-{vlc.__version__}-vl{VEGA_LITE_VERSION}.js"
+    try:
+        return cached.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    bundle = vlc.javascript_bundle(vl_version=VEGA_LITE_VERSION)
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".vega-", suffix=".js")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(bundle)
+        os.replace(tmp, cached)
+    except OSError:
+        pass  # an unwritable cache only costs time
+    return bundle
+
+
+def run_pagefind(site_dir: Path) -> int:
+    """Index ``site_dir`` with Pagefind (writes ``site_dir/pagefind/``); returns the number of pages indexed.
+
+    Raises :class:`SearchIndexError` when the binary is missing or fails.
+    """
+    cmd = [sys.executable, "-m", "pagefind", "--site", str(site_dir), "--force-language", "en", "--quiet"]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SearchIndexError(f"pagefind could not run: {exc}") from None
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        raise SearchIndexError(
+            f"pagefind failed (exit {proc.returncode}): {' | '.join(tail)}; install it with pip install 'pagefind[bin]' or build with --no-search"
+        )
+    if not (site_dir / "pagefind" / "pagefind-ui.js").is_file():
+        raise SearchIndexError("pagefind ran but wrote no pagefind/pagefind-ui.js")
+    entry = site_dir / "pagefind" / "pagefind-entry.json"
+    try:
+        import json
+
+        doc = json.loads(entry.read_text(encoding="utf-8"))
+        return sum(int(lang.get("page_count", 0)) for lang in doc.get("languages", {}).values())
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
+def build_site(kb: KB, out: str | os.PathLike, *, search: bool = True, kb_label: str | None = None) -> SiteBuild:
+    """Write the static site of ``kb`` into ``out``; returns a :class:`SiteBuild`.
+
+    ``search=False`` skips the Pagefind index (the search page is left out).
+    ``out`` must not exist, be an empty directory, or be an earlier build
+    (holding :data:`MARKER`); otherwise :class:`UsageError`. The build goes to
+    a temporary sibling directory first, so ``out`` is either the previous
+    site or the complete new one, never half of each. Raises
+    :class:`SearchIndexError` when Pagefind fails.
+    """
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).is_file())):
+        raise UsageError(f"{out} exists and is not an inferkb site (no {MARKER} marker); refusing to overwrite it")
+    parent = out.resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"{parent} does not exist")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
+    try:
+        t0 = time.perf_counter()
+        label = kb_label or ("the bundled KB" if kb.bundled else kb.root.name)
+        b = _Builder(kb, tmp, search=search, kb_label=label)
+        t = time.perf_counter()
+        b.docs()
+        b.assets()
+        for spec in b.nav_types:
+            recs = b.site.records_sorted(spec.name)
+            facets = V.facets_for(spec.name)
+            b.type_index(spec.name, spec.dir, recs, facets)
+            for rec in recs:
+                b.record_page(rec, facets)
+        b.home()
+        b.gaps()
+        b.roofline()
+        if search:
+            b.render("search.html", "search.html", title="Search", current="search", uses_search=True)
+        b.render("404.html", "404.html", title="Not found", root="/")
+        b.result.seconds["render"] = time.perf_counter() - t
+        if search:
+            t = time.perf_counter()
+            b.result.search_pages = run_pagefind(tmp)
+            b.result.search = True
+            b.result.seconds["search_index"] = time.perf_counter() - t
+        (tmp / MARKER).write_text(f"inferkb {__version__} site of {kb.root}\n", encoding="utf-8")
+        os.chmod(tmp, 0o755)
+        _swap_into_place(tmp, out)
+        b.result.out = out
+        b.result.seconds["total"] = time.perf_counter() - t0
+        return b.result
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _swap_into_place(tmp: Path, out: Path) -> None:
+    """Rename ``tmp`` to ``out``; an earlier build at ``out`` is moved aside first and removed after."""
+    old = None
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.replace(out, old)
+    os.replace(tmp, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
