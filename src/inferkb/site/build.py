@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 MARKER = ".inferkb-site"
 STATIC = Path(__file__).with_name("static")
 # Pages and folders of the site itself; a record type directory may not use these names.
-RESERVED = frozenset({"assets", "docs", "pagefind", "index.html", "gaps.html", "roofline.html", "search.html", "404.html"})
+RESERVED = frozenset({"assets", "docs", "pagefind", "roofline", "index.html", "gaps.html", "roofline.html", "search.html", "404.html"})
 # No inline script anywhere: scripts only from the site's own files. 'wasm-unsafe-eval' lets Pagefind run its
 # WebAssembly search; Vega runs with its expression interpreter, so no 'unsafe-eval'.
 CSP = (
@@ -120,6 +120,8 @@ class _Builder:
                     f"type {t.name!r} uses directory {t.dir!r}, which the site needs for itself (reserved: {', '.join(sorted(RESERVED))})"
                 )
         self.nav_types = types
+        self.staging = tmp.with_name(tmp.name + ".search")
+        self.stub_template = self.env.get_template("search_stub.html")
         self.computed = {"lacks": self.site.lacking}
         self.common = {
             "site_name": kb.profile.name or ("inferkb bundled KB" if kb.bundled else kb.root.name),
@@ -182,6 +184,11 @@ class _Builder:
         }
         self.render("record.html", f"{rec.dir}/{rec.id}.html", **ctx)
         self.result.records += 1
+        if self.search:
+            stub = self.stub_template.render(
+                title=ctx["title"], type=rec.type, key=rec.key, status=status, facets=ctx["facets"], text=search_text(rec.data)
+            )
+            _write(self.staging / rec.dir / f"{rec.id}.html", stub)
 
     def type_index(self, spec_name: str, spec_dir: str, recs: list[Record], facets: tuple[V.Facet, ...]) -> None:
         columns = V.columns_for(spec_name)
@@ -300,15 +307,24 @@ class _Builder:
     def roofline(self) -> None:
         data = roofline_data(self.site)
         for acc in data["accelerators"]:
+            mfus = [p["mfu"] for p in acc["points"] if p["mfu"] is not None]
+            acc["max_mfu"] = max(mfus) if mfus else None
             chart = CH.roofline_chart(acc)
             acc["chart"] = self.charted([chart])[0] if chart else None
+            self.render(
+                "roofline_acc.html",
+                f"roofline/{acc['id']}.html",
+                title=f"Roofline: {acc['name']}",
+                acc=acc,
+                charts=bool(acc["chart"]),
+                current="roofline",
+            )
         self.render(
             "roofline.html",
             "roofline.html",
             title="Roofline",
             accelerators=data["accelerators"],
             skipped=data["skipped"],
-            charts=any(a["chart"] for a in data["accelerators"]),
             current="roofline",
         )
 
@@ -325,6 +341,8 @@ class _Builder:
             seen.add(slug)
             d.slug = slug
             self.render("doc.html", f"docs/{slug}.html", title=d.title, doc=d, current="docs", index_body=True)
+            if self.search:
+                _write(self.staging / "docs" / f"{slug}.html", (self.tmp / "docs" / f"{slug}.html").read_text(encoding="utf-8"))
             self.result.unresolved_citations += [f"docs/{slug}: {u}" for u in d.unresolved]
         self.render("docs_index.html", "docs/index.html", title="Docs", docs=docs, current="docs")
         self.result.docs = len(docs)
@@ -336,6 +354,34 @@ class _Builder:
             if f.is_file():
                 shutil.copyfile(f, assets / f.name)
         _write(assets / "vega-embed.js", vega_bundle())
+
+
+# Fields left out of the search text: long machine-made structure that would drown the words a reader types.
+SEARCH_SKIP = frozenset({"provenance", "condition_gaps", "arms"})
+SEARCH_TEXT_LIMIT = 6000
+
+
+def search_text(data: dict[str, Any]) -> str:
+    """The words of a record a reader may search for: every scalar value (field names for booleans), at most 6,000 characters."""
+    parts: list[str] = []
+
+    def walk(value: Any, key: str) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, k)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v, key)
+        elif isinstance(value, bool):
+            if value:
+                parts.append(key.replace("_", " "))
+        elif value is not None and value != "":
+            parts.append(str(value))
+
+    for k, v in data.items():
+        if k not in SEARCH_SKIP:
+            walk(v, k)
+    return " · ".join(parts)[:SEARCH_TEXT_LIMIT]
 
 
 def vega_bundle() -> str:
@@ -364,12 +410,27 @@ def vega_bundle() -> str:
     return bundle
 
 
-def run_pagefind(site_dir: Path) -> int:
-    """Index ``site_dir`` with Pagefind (writes ``site_dir/pagefind/``); returns the number of pages indexed.
+def run_pagefind(pages_dir: Path, site_dir: Path) -> int:
+    """Index the pages under ``pages_dir`` with Pagefind into ``site_dir/pagefind/``; returns the number of pages indexed.
 
+    ``pages_dir`` mirrors the site's paths (``<dir>/<id>.html``) so result URLs
+    point at the real pages; it holds one small search document per record
+    (title, facets, field values) rather than the full page, which keeps
+    indexing fast (Pagefind's cost grows with the HTML it parses).
     Raises :class:`SearchIndexError` when the binary is missing or fails.
     """
-    cmd = [sys.executable, "-m", "pagefind", "--site", str(site_dir), "--force-language", "en", "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pagefind",
+        "--site",
+        str(pages_dir),
+        "--output-path",
+        str(site_dir / "pagefind"),
+        "--force-language",
+        "en",
+        "--quiet",
+    ]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -430,7 +491,7 @@ def build_site(kb: KB, out: str | os.PathLike, *, search: bool = True, kb_label:
         b.result.seconds["render"] = time.perf_counter() - t
         if search:
             t = time.perf_counter()
-            b.result.search_pages = run_pagefind(tmp)
+            b.result.search_pages = run_pagefind(b.staging, tmp)
             b.result.search = True
             b.result.seconds["search_index"] = time.perf_counter() - t
         (tmp / MARKER).write_text(f"inferkb {__version__} site of {kb.root}\n", encoding="utf-8")
@@ -442,6 +503,8 @@ def build_site(kb: KB, out: str | os.PathLike, *, search: bool = True, kb_label:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        shutil.rmtree(tmp.with_name(tmp.name + ".search"), ignore_errors=True)
 
 
 def _swap_into_place(tmp: Path, out: Path) -> None:

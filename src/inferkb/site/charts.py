@@ -9,7 +9,9 @@ data point to draw: an empty chart would claim a result that does not exist.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -112,18 +114,40 @@ def absent_conditions(site: SiteData) -> Chart | None:
     )
 
 
+@cache
+def _roofline_template() -> dict[str, Any]:
+    """The roofline spec without data, built (and validated) by Altair once; each chart fills its named datasets."""
+    alt = _alt()
+    x = alt.X("active parameters (B):Q", scale=alt.Scale(type="log"), title="active parameters (billions)")
+    y = alt.Y("tok/s per device:Q", scale=alt.Scale(type="log"), title="measured tok/s per device")
+    lines = (
+        alt.Chart(alt.NamedData("ceilings"))
+        .mark_line(strokeDash=[4, 3])
+        .encode(x=x, y=y, color=alt.Color("ceiling:N", title="ceiling"), detail="ceiling:N")
+    )
+    points = (
+        alt.Chart(alt.NamedData("points"))
+        .mark_point(filled=True, size=60, color=MARK_COLOUR)
+        .encode(
+            x=x,
+            y=y,
+            shape=alt.Shape("scenario:N", title="scenario"),
+            tooltip=["record:N", "scenario:N", "active parameters (B):Q", "tok/s per device:Q", "MFU %:Q"],
+        )
+    )
+    return _finish(alt.layer(lines, points), "")
+
+
 def roofline_chart(acc: dict[str, Any]) -> Chart | None:
     """Log-log chart for one accelerator: measured tok/s per device against active parameters, under its ceilings.
 
     ``acc`` is one entry of :func:`inferkb.site.roofline_page.roofline_data`
     (``id``, ``name``, ``points``, ``ceilings``). The ceilings are lines
-    sampled over the points' parameter range.
+    sampled over the points' parameter range. Returns ``None`` without points.
     """
     points = acc["points"]
     if not points:
         return None
-    alt = _alt()
-    lines = acc["ceilings"]
     point_values = [
         {
             "active parameters (B)": p["active_params_b"],
@@ -131,40 +155,21 @@ def roofline_chart(acc: dict[str, Any]) -> Chart | None:
             "record": p["title"],
             "scenario": p["scenario"] or "unstated",
             "MFU %": round(p["mfu"] * 100, 2) if p["mfu"] is not None else None,
-            "url": p["href"],
         }
         for p in points
     ]
-    layers = []
-    if lines:
-        layers.append(
-            alt.Chart(alt.Data(values=lines))
-            .mark_line(strokeDash=[4, 3])
-            .encode(
-                x=alt.X("active parameters (B):Q", scale=alt.Scale(type="log")),
-                y=alt.Y("tok/s per device:Q", scale=alt.Scale(type="log")),
-                color=alt.Color("ceiling:N", title="ceiling"),
-                detail="ceiling:N",
-            )
-        )
-    layers.append(
-        alt.Chart(alt.Data(values=point_values))
-        .mark_point(filled=True, size=60, color=MARK_COLOUR)
-        .encode(
-            x=alt.X("active parameters (B):Q", scale=alt.Scale(type="log"), title="active parameters (billions)"),
-            y=alt.Y("tok/s per device:Q", scale=alt.Scale(type="log"), title="measured tok/s per device"),
-            shape=alt.Shape("scenario:N", title="scenario"),
-            tooltip=["record:N", "scenario:N", "active parameters (B):Q", "tok/s per device:Q", "MFU %:Q"],
-        )
-    )
-    chart = alt.layer(*layers)
+    spec = copy.deepcopy(_roofline_template())
+    spec["title"] = f"{acc['name']} roofline"
+    spec["datasets"] = {"ceilings": acc["ceilings"], "points": point_values}
+    if not acc["ceilings"]:  # no FLOPs row and no bandwidth: draw the points alone (an empty layer has no extent)
+        spec["layer"] = [layer for layer in spec["layer"] if layer["data"]["name"] != "ceilings"]
     return Chart(
         f"roofline-{acc['id']}",
         f"{acc['name']}: measured throughput under its ceilings",
         f"Each point is one benchmark record on {acc['name']}: its throughput divided by the device count, against the "
         "model's active parameters. Dashed lines are the compute ceiling at the fastest dense peak the weight format allows "
         "and the memory-bandwidth ceiling of one request (batch 1).",
-        _finish(chart, f"{acc['name']} roofline"),
+        spec,
         ["record", "scenario", "active parameters (B)", "tok/s per device", "MFU %"],
         [[v["record"], v["scenario"], v["active parameters (B)"], v["tok/s per device"], v["MFU %"]] for v in point_values],
         len(point_values),

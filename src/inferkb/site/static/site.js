@@ -83,6 +83,8 @@
 
   const ui = document.querySelector("[data-search-ui]");
   if (ui && window.PagefindUI) {
-    new window.PagefindUI({ element: "#" + ui.id, showSubResults: false, showImages: false, resetStyles: false });
+    // Result URLs are site-relative; the site may live below the host's root, so anchor them at this page's folder.
+    const base = new URL(".", window.location.href).pathname;
+    new window.PagefindUI({ element: "#" + ui.id, baseUrl: base, bundlePath: base + "pagefind/", showSubResults: false, showImages: false, resetStyles: false });
   }
 })();
