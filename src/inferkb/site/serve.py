@@ -15,7 +15,6 @@ import shutil
 import socketserver
 import tempfile
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -148,13 +147,15 @@ def serve(
     reload: Callable[[], KB] | None = None,
     ready: Callable[[SiteServer], None] | None = None,
     log: Callable[[str], None] = print,
+    stop: threading.Event | None = None,
 ) -> None:
     """Build ``kb``'s site into a temporary directory and serve it on ``127.0.0.1:port`` until interrupted.
 
     With ``watch`` the KB's files are polled every ``interval`` seconds and
     the site is rebuilt (``reload()`` re-opens the KB) when one changes; the
     new build replaces the old one only when complete. ``ready(server)`` is
-    called once serving starts. Raises ``OSError`` when the port is taken.
+    called once serving starts; setting ``stop`` (or Ctrl-C) ends serving and
+    removes the temporary directory. Raises ``OSError`` when the port is taken.
     """
     workdir = Path(tempfile.mkdtemp(prefix="inferkb-serve-"))
     try:
@@ -169,9 +170,9 @@ def serve(
         if ready:
             ready(server)
         sig = kb_signature(kb.root)
+        stop = stop or threading.Event()
         try:
-            while thread.is_alive():
-                time.sleep(interval)
+            while thread.is_alive() and not stop.wait(interval):
                 if not watch or reload is None:
                     continue
                 now = kb_signature(kb.root)

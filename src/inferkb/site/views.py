@@ -9,6 +9,7 @@ no change here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..urls import is_dangerous_url, is_url_key, safe_href
@@ -80,6 +81,7 @@ UNIT_SUFFIXES: tuple[tuple[str, str], ...] = (
 UNITS: dict[str, str] = {"tflops": "TFLOPS", "bandwidth": "GB/s", "kv_cache_bytes_per_token": "bytes/token"}
 
 
+@cache
 def label(name: str) -> str:
     """Human label for a field name (``memory_bandwidth_gbps`` -> ``memory bandwidth``)."""
     if name in LABELS:
@@ -92,6 +94,7 @@ def label(name: str) -> str:
     return base.replace("_", " ")
 
 
+@cache
 def unit_of(name: str) -> str | None:
     """The unit a field's name carries (``tdp_w`` -> ``W``), or ``None``."""
     if name in UNITS:
