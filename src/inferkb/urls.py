@@ -14,15 +14,16 @@ URL_KEYS = re.compile(r"(^|_)(url|urls|href|link|links)$")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 # Browsers drop ASCII whitespace and control characters inside a URL's scheme ("java\tscript:" runs).
 _URL_JUNK = re.compile(r"[\x00-\x20\x7f]")
-# Schemes that run code or smuggle a document when a browser follows them.
-DANGEROUS_SCHEMES = frozenset({"javascript", "vbscript", "data", "file", "blob"})
+# Schemes that run code or smuggle a whole document when a browser follows them. (A file: URL is not one:
+# intake cites local harness files that way; the site shows it as text, as it does every non-http(s) URL.)
+DANGEROUS_SCHEMES = frozenset({"javascript", "vbscript", "data"})
 # Outside URL fields a string is reported only when it is unmistakably such a URL: prose may well start
-# "Data: ..." or "File: results.json", which no browser would treat as a link anyway.
-_DANGEROUS_URL = re.compile(r"(?:javascript|vbscript):|data:(?:[\w.+-]+/[\w.+-]+)?[;,]|(?:file|blob):/", re.IGNORECASE)
+# "Data: ...", which no browser would treat as a link anyway.
+_DANGEROUS_URL = re.compile(r"(?:javascript|vbscript):|data:(?:[\w.+-]+/[\w.+-]+)?[;,]", re.IGNORECASE)
 
 
 def is_dangerous_url(value: str) -> bool:
-    """True when ``value`` reads (to a browser) as a javascript:, vbscript:, data:, file: or blob: URL."""
+    """True when ``value`` reads (to a browser) as a javascript:, vbscript: or data: URL."""
     return _DANGEROUS_URL.match(_URL_JUNK.sub("", value)) is not None
 
 
@@ -102,7 +103,7 @@ def unsafe_urls(data: Any) -> list[tuple[str, str]]:
     out = []
     for parts, url_key, value in found:
         if url_key:
-            if value.strip() and safe_href(value) is None:
+            if scheme_of(value) in DANGEROUS_SCHEMES:
                 out.append((_dotted(parts), value))
         elif is_dangerous_url(value):
             out.append((_dotted(parts), value))

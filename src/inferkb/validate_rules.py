@@ -281,10 +281,10 @@ KB112 = register(
         "unsafe-url",
         "error",
         "validate",
-        "A URL field holds something other than an http(s) or relative link, or any field holds a javascript:/data:-style URL.",
-        "Readers follow links from records. A javascript:, vbscript:, data:, file: or blob: URL (or any non-http(s) "
-        "scheme in a url field) would run code or open local files when clicked on the site; the site shows such a value "
-        "as text, and validate reports it so the record gets fixed.",
+        "A field holds a javascript:, vbscript: or data: URL.",
+        "Readers follow links from records. A javascript:, vbscript: or data: URL runs code or opens a forged document "
+        "when clicked. The site links only http(s) and relative URLs and shows everything else as text; validate reports "
+        "the script-capable ones so the record gets fixed (a file: URL citing a local harness file is not reported).",
         '{"url": "https://docs.vllm.ai/en/latest/"}',
         '{"url": "javascript:alert(1)"}',
     )
