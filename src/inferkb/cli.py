@@ -49,7 +49,7 @@ def _all_rules() -> dict:
     from . import validate_rules  # noqa: F401
     from .audit import load_all
     from .derive import load_all as load_derivations
-    from .intake import common, table_rules  # noqa: F401  (register the KB11xx intake rules)
+    from .intake import common, dataset, table_rules  # noqa: F401  (register the KB11xx intake rules)
 
     load_all()
     load_derivations()
@@ -231,8 +231,10 @@ def main() -> None:
     """Entry point: run the CLI, turning every error into a message and an exit code."""
     from . import cli_query, cli_site  # noqa: F401  (register the query and site commands)
     from .cli_extra import register_extra
+    from .cli_import import register_import
 
     register_extra(cli)
+    register_import(cli)
     try:
         cli.main(standalone_mode=False, prog_name="inferkb")
     except click.exceptions.Exit as exc:

@@ -29,6 +29,8 @@ AUDIT_MODULES = (
     "provenance_tiers",
     "identity",
     "staleness",
+    "device_count",
+    "datasheet",
 )
 
 
