@@ -16,6 +16,7 @@ import inferkb
 from conftest import BUNDLED, hostile_kb, write_kb
 from inferkb.errors import UsageError
 from inferkb.site import CSP, MARKER, build_site
+from inferkb.site.data import CONDITION_LABELS
 from inferkb.site.serve import resolve_path
 
 
@@ -53,9 +54,14 @@ def parse(path: Path) -> _Page:
     return page
 
 
-def check_links(site: Path) -> tuple[int, list[str]]:
+def parse_site(site: Path) -> dict[Path, _Page]:
+    """Every HTML page of a built site (Pagefind's own files aside), parsed."""
+    return {p: parse(p) for p in site.rglob("*.html") if "pagefind" not in p.parts}
+
+
+def check_links(site: Path, pages: dict[Path, _Page] | None = None) -> tuple[int, list[str]]:
     """Every internal href/src of every page resolves to a file of the site (and a #fragment to an id there)."""
-    pages = {p: parse(p) for p in site.rglob("*.html") if "pagefind" not in p.parts}
+    pages = pages if pages is not None else parse_site(site)
     broken, checked = [], 0
     for path, page in pages.items():
         for _tag, href in page.links:
@@ -92,19 +98,20 @@ def test_every_record_has_a_page(bundled_site):
     assert (out / MARKER).is_file()
 
 
-def test_every_internal_link_resolves(bundled_site):
+@pytest.fixture(scope="module")
+def bundled_pages(bundled_site):
+    return parse_site(bundled_site[0])
+
+
+def test_every_internal_link_resolves(bundled_site, bundled_pages):
     out, _ = bundled_site
-    checked, broken = check_links(out)
+    checked, broken = check_links(out, bundled_pages)
     assert checked > 10_000
     assert broken == []
 
 
-def test_no_inline_script_and_csp_on_every_page(bundled_site):
-    out, _ = bundled_site
-    for path in out.rglob("*.html"):
-        if "pagefind" in path.parts:
-            continue
-        page = parse(path)
+def test_no_inline_script_and_csp_on_every_page(bundled_pages):
+    for path, page in bundled_pages.items():
         assert page.csp == CSP, path
         for script in page.scripts:
             assert script.get("src") or script.get("type") == "application/json", f"{path}: inline script {script}"
@@ -124,10 +131,7 @@ def test_assets_are_served_from_the_site(bundled_site):
 
 def test_record_page_weight_under_100_kb(bundled_site):
     out, _ = bundled_site
-    sizes = {
-        p: p.stat().st_size for d in out.iterdir() if d.is_dir() and d.name not in ("assets", "pagefind", "docs") for p in d.glob("*.html")
-    }
-    sizes = {p: s for p, s in sizes.items() if p.name != "index.html"}
+    sizes = {p: p.stat().st_size for rec in inferkb.open().records.values() if (p := out / rec.dir / f"{rec.id}.html")}
     assert sizes
     worst = max(sizes, key=sizes.get)
     assert sizes[worst] <= 100 * 1024, f"{worst} is {sizes[worst]} bytes"
@@ -135,21 +139,39 @@ def test_record_page_weight_under_100_kb(bundled_site):
 
 def test_benchmark_page_shows_arms_deltas_and_absent_conditions(bundled_site):
     out, _ = bundled_site
-    html = (out / "benchmarks" / "vllm-mtp-regression-qwen3-next-80b-a3b.html").read_text(encoding="utf-8")
+    key = "benchmarks/vllm-mtp-regression-qwen3-next-80b-a3b"
+    html = (out / f"{key}.html").read_text(encoding="utf-8")
     # mtp-2 mean 1578 ms vs baseline 894 ms: (1578 - 894) / 894 = +76.5 %; p99 1670 vs 907: +84.1 %.
     assert "+76.5%" in html and "+84.1%" in html
-    # The record states no warmup (conditions.warmup null, with a condition_gaps reason).
-    assert re.search(r"warmup</th>\s*<td><strong class=\"absent-mark\">✗ absent", html)
-    assert "--num-iters-warmup was not passed" in html
+    # The record states no concurrency (null, with a condition_gaps reason): shown as absent, with that reason.
+    data = json.loads((BUNDLED / "data" / f"{key}.json").read_text(encoding="utf-8"))
+    assert data["conditions"]["concurrency"] is None
+    row = re.search(r'<tr class="absent"><th scope="row">concurrency</th>(.*?)</tr>', html, re.S)
+    assert row and "absent" in row.group(1)
+    reason = data["condition_gaps"]["concurrency"]["reason"]
+    assert reason.replace("'", "&#39;").replace('"', "&#34;") in row.group(1)
     assert 'data-pagefind-filter="accelerator">nvidia-h100-sxm<' in html
 
 
-def test_accelerator_page_lists_back_references(bundled_site):
+def test_documented_load_condition_gap_is_marked_absent(bundled_site):
     out, _ = bundled_site
-    html = (out / "accelerators" / "nvidia-h100-sxm.html").read_text(encoding="utf-8")
-    assert 'href="../benchmarks/vllm-mtp-regression-qwen3-next-80b-a3b.html"' in html
-    assert "via accelerator_ids" in html
-    assert "tier-A" in html  # the NVIDIA datasheet is a primary vendor document
+    finding = next(f for f in inferkb.open().audit("load-conditions").findings if f.code == "KB304")
+    html = (out / f"{finding.record}.html").read_text(encoding="utf-8")
+    label = CONDITION_LABELS[finding.extra["condition"]]
+    assert re.search(rf'<th scope="row">{re.escape(label)}</th><td><strong class="absent-mark">✗ absent \(documented gap\)', html)
+
+
+def test_record_pages_list_back_references(bundled_site):
+    out, _ = bundled_site
+    html = (out / "models" / "qwen3-next-80b-a3b.html").read_text(encoding="utf-8")
+    assert 'href="../benchmarks/vllm-mtp-regression-qwen3-next-80b-a3b.html"' in html and "via model_id" in html
+    # An accelerator cited by more benchmarks than a page should list: counted, with a link to the filtered table.
+    kb = inferkb.open()
+    citing = sum(1 for r in kb.by_type("benchmark") if "nvidia-h100-sxm" in (r.data.get("accelerator_ids") or []))
+    acc = (out / "accelerators" / "nvidia-h100-sxm.html").read_text(encoding="utf-8")
+    assert f"{citing} benchmark records via <code>accelerator_ids</code>" in acc
+    assert 'href="../benchmarks/index.html?accelerator=nvidia-h100-sxm"' in acc
+    assert "tier-A" in acc  # the NVIDIA datasheet is a primary vendor document
 
 
 def test_home_reports_the_load_condition_headline(bundled_site):
@@ -262,15 +284,30 @@ def test_corpus_site_builds_and_links_resolve(research_kb, tmp_path):
 
 
 def test_cli_site_build_json(tmp_path):
+    kb = write_kb(tmp_path / "kb", {"data/engines/e1.json": {"id": "e1", "type": "engine", "name": "One", "status": "draft"}})
     proc = subprocess.run(
-        [sys.executable, "-m", "inferkb", "site", "build", "--out", str(tmp_path / "s"), "--no-search", "--format", "json"],
+        [
+            sys.executable,
+            "-m",
+            "inferkb",
+            "site",
+            "build",
+            "--kb",
+            str(kb),
+            "--out",
+            str(tmp_path / "s"),
+            "--no-search",
+            "--format",
+            "json",
+        ],
         capture_output=True,
         text=True,
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["records"] == len(inferkb.open().records) and doc["search"] is False
+    assert doc["records"] == 1 and doc["pages"] >= 5 and doc["search"] is False
+    assert (tmp_path / "s" / "engines" / "e1.html").is_file()
 
 
 def test_cli_site_build_bad_kb_exits_2(tmp_path):

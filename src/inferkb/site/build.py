@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -45,7 +46,7 @@ CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'"
 )
-MAX_BACKREFS = 200
+MAX_BACKREFS = 100
 GAP_LIST_LIMIT = 300
 VEGA_LITE_VERSION = "6.4"
 
@@ -173,6 +174,7 @@ class _Builder:
                 for b in shown
             ],
             "backrefs_total": len(backrefs),
+            "backref_groups": self._backref_groups(rec, backrefs),
             "provenance": site.provenance(rec),
             "findings": findings,
             "load_conditions": lc,
@@ -189,6 +191,19 @@ class _Builder:
                 title=ctx["title"], type=rec.type, key=rec.key, status=status, facets=ctx["facets"], text=search_text(rec.data)
             )
             _write(self.staging / rec.dir / f"{rec.id}.html", stub)
+
+    def _backref_groups(self, rec: Record, backrefs: list) -> list[dict[str, Any]]:
+        """Back-references counted by (type, field), each with a link to that type's table filtered to this record when a facet allows."""
+        counts: dict[tuple[str, str], int] = {}
+        for b in backrefs:
+            counts[(b.source.type, b.field)] = counts.get((b.source.type, b.field), 0) + 1
+        out = []
+        for (type_name, fld), n in sorted(counts.items(), key=lambda kv: -kv[1]):
+            spec = self.kb.profile.types[type_name]
+            facet = next((f for f in V.facets_for(type_name) if f.path == fld and not f.via), None)
+            href = f"{spec.dir}/index.html?{urlencode({facet.name: rec.id})}" if facet else None
+            out.append({"type": type_name, "field": fld, "count": n, "href": href})
+        return out
 
     def type_index(self, spec_name: str, spec_dir: str, recs: list[Record], facets: tuple[V.Facet, ...]) -> None:
         columns = V.columns_for(spec_name)
@@ -228,8 +243,10 @@ class _Builder:
                     {"value": v, "text": names.get(v, v), "count": n} for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
                 ]
                 offered.append({"name": f.name, "label": f.label, "options": options})
+        # Only offered facets, and no attribute for an empty value (the script reads a missing one as empty).
+        names = {o["name"] for o in offered}
         for row in rows:
-            row["facets"] = {k: v for k, v in row["facets"].items() if any(o["name"] == k for o in offered)}
+            row["facets"] = {k: v for k, v in row["facets"].items() if k in names and v}
         charts = self.charted([CH.benchmarks_by_origin(self.site)]) if spec_name == "benchmark" else []
         self.render(
             "type_index.html",

@@ -33,6 +33,7 @@
     const frag = document.createDocumentFragment();
     for (const r of rows) frag.appendChild(r);
     body.appendChild(frag);
+    if (table.inferkbApply) table.inferkbApply(); // the first rows in the new order are the ones drawn
   }
 
   for (const table of document.querySelectorAll("table.sortable")) {
@@ -44,18 +45,23 @@
     }
   }
 
+  // Rows drawn at once: a table of thousands re-lays out slowly; the rest are one click away.
+  const PAGE_ROWS = 500;
   for (const form of document.querySelectorAll("form.filters")) {
     const table = document.getElementById(form.getAttribute("data-table"));
     if (!table) continue;
     const counter = document.querySelector('[data-count-for="' + table.id + '"]');
+    const more = document.querySelector('[data-more-for="' + table.id + '"]');
     const selects = Array.from(form.querySelectorAll("select[data-facet]"));
     const text = form.querySelector("[data-text-filter]");
-    const rows = Array.from(table.tBodies[0].rows);
+    let limit = PAGE_ROWS;
+    let applied = 0;
     function apply() {
+      const rows = table.tBodies[0].rows; // live: follows the order a sort left
       const wanted = selects.filter(function (s) { return s.value !== ""; })
         .map(function (s) { return ["data-f-" + s.getAttribute("data-facet"), s.value]; });
       const needle = text ? text.value.trim().toLowerCase() : "";
-      let shown = 0;
+      let matched = 0;
       for (const row of rows) {
         let ok = true;
         for (const [attr, value] of wanted) {
@@ -63,20 +69,37 @@
           if (have.indexOf(value) < 0) { ok = false; break; }
         }
         if (ok && needle) ok = row.textContent.toLowerCase().indexOf(needle) >= 0;
-        row.hidden = !ok;
-        if (ok) shown += 1;
+        if (ok) matched += 1;
+        const show = ok && matched <= limit;
+        if (row.hidden === show) row.hidden = !show; // touch only rows that change
       }
-      if (counter) counter.textContent = shown + " of " + rows.length + " shown";
+      table.setAttribute("data-matches", String(matched));
+      if (counter) {
+        counter.textContent = matched + " of " + rows.length + " match" + (matched > limit ? " (first " + limit + " shown)" : "");
+      }
+      if (more) {
+        more.hidden = matched <= limit;
+        more.textContent = "show all " + matched;
+      }
+      applied += 1;
+      form.setAttribute("data-applied", String(applied));
     }
-    // ?facet=value in the address preselects a filter (the gaps page links to the benchmarks lacking a condition).
+    table.inferkbApply = apply;
+    if (more) more.addEventListener("click", function () { limit = Infinity; apply(); });
+    // ?facet=value in the address preselects a filter (record pages and the gaps page link to filtered tables).
     const params = new URLSearchParams(window.location.search);
     for (const s of selects) {
       const want = params.get(s.getAttribute("data-facet"));
       if (want !== null && Array.from(s.options).some(function (o) { return o.value === want; })) s.value = want;
     }
-    form.addEventListener("change", apply);
-    form.addEventListener("input", apply);
-    form.addEventListener("reset", function () { window.setTimeout(apply, 0); });
+    let timer = 0;
+    form.addEventListener("change", function () { limit = PAGE_ROWS; apply(); });
+    form.addEventListener("input", function (e) {
+      if (e.target !== text) return; // selects are handled by "change"
+      window.clearTimeout(timer);
+      timer = window.setTimeout(function () { limit = PAGE_ROWS; apply(); }, 120); // filter once the reader pauses
+    });
+    form.addEventListener("reset", function () { window.setTimeout(function () { limit = PAGE_ROWS; apply(); }, 0); });
     form.addEventListener("submit", function (e) { e.preventDefault(); });
     apply();
   }
