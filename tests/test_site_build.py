@@ -347,3 +347,34 @@ def test_bundled_kb_docs_cite_existing_records():
     text = (BUNDLED / "docs" / "reading-a-benchmark-record.md").read_text(encoding="utf-8")
     refs = re.findall(r"\[\[([^\]]+)\]\]", text)
     assert refs and all(kb.resolve(r) is not None for r in refs)
+
+
+def test_registered_extra_page_is_built_linked_and_escaped(tmp_path, monkeypatch):
+    from inferkb.site import extra
+
+    monkeypatch.setattr(extra, "PAGES", {})
+
+    @extra.page("compare", "compare")
+    def build(ctx):
+        spec = {
+            "mark": "point",
+            "data": {"values": [{"x": 1, "y": 2}, {"x": 2, "y": 3}]},
+            "encoding": {"x": {"field": "x"}, "y": {"field": "y"}},
+        }
+        ctx.section(
+            "Class <b>A</b>",
+            "why these compare",
+            spec=spec,
+            points=2,
+            columns=["record", "value"],
+            rows=[[{"text": "One", "href": "engines/e1.html"}, 3]],
+        )
+
+    kb_root = write_kb(tmp_path / "kb", {"data/engines/e1.json": {"id": "e1", "type": "engine", "name": "One", "status": "draft"}})
+    result = build_site(inferkb.open(kb_root), tmp_path / "out", search=False)
+    html = (tmp_path / "out" / "compare.html").read_text(encoding="utf-8")
+    assert "Class &lt;b&gt;A&lt;/b&gt;" in html and 'href="engines/e1.html">One</a>' in html
+    assert 'src="assets/vega-embed.js"' in html and result.charts == {"compare-1": 2}
+    assert 'href="compare.html"' in (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    _, broken = check_links(tmp_path / "out")
+    assert broken == []

@@ -121,6 +121,12 @@ class _Builder:
                     f"type {t.name!r} uses directory {t.dir!r}, which the site needs for itself (reserved: {', '.join(sorted(RESERVED))})"
                 )
         self.nav_types = types
+        from . import extra
+
+        for slug in extra.PAGES:
+            if slug in {t.dir for t in types} or f"{slug}.html" in RESERVED:
+                raise UsageError(f"extra page {slug!r} collides with a page or type directory of the site")
+        self.extra_pages = list(extra.PAGES.values())
         self.staging = tmp.with_name(tmp.name + ".search")
         self.stub_template = self.env.get_template("search_stub.html")
         self.computed = {"lacks": self.site.lacking}
@@ -133,6 +139,7 @@ class _Builder:
             "kb_label": kb_label,
             "has_search": search,
             "has_docs": False,
+            "extra_pages": self.extra_pages,
         }
 
     def render(self, template: str, rel: str, **ctx: Any) -> None:
@@ -345,6 +352,20 @@ class _Builder:
             current="roofline",
         )
 
+    def extras(self) -> None:
+        """Render every page registered in :mod:`inferkb.site.extra`."""
+        from .extra import PageContext
+
+        for spec in self.extra_pages:
+
+            def write(ctx: PageContext, slug: str = spec.slug) -> None:
+                charts = self.charted([s.chart for s in ctx.sections if s.chart])
+                self.render("analysis_page.html", f"{slug}.html", title=ctx.title, page=ctx, charts=charts, current=slug)
+
+            ctx = PageContext(self.site, spec.slug, spec.nav, _render=write)
+            spec.build(ctx)
+            ctx.render()
+
     def docs(self) -> None:
         docs = render_docs(self.kb, self.site.linker.record_href)
         if not docs:
@@ -502,6 +523,7 @@ def build_site(kb: KB, out: str | os.PathLike, *, search: bool = True, kb_label:
         b.home()
         b.gaps()
         b.roofline()
+        b.extras()
         if search:
             b.render("search.html", "search.html", title="Search", current="search", uses_search=True)
         b.render("404.html", "404.html", title="Not found", root="/")
