@@ -34,7 +34,8 @@ from .markdown import render_docs
 from .roofline_page import roofline_data
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 MARKER = ".inferkb-site"
 STATIC = Path(__file__).with_name("static")

@@ -20,8 +20,9 @@ from . import views as V
 
 if TYPE_CHECKING:
     from ..findings import Finding
+    from ..kb import KB
     from ..report import Report
-    from ..store import KB, Record
+    from ..store import Record
 
 # Unresolved records first: a contested record needs a reader's attention before a draft one.
 STATUS_ORDER = {"contested": 0, "draft": 1, "deprecated": 2, "verified": 3}

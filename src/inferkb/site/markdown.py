@@ -20,7 +20,7 @@ from markdown_it.rules_inline import StateInline
 from ..urls import safe_href
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 CITATION = re.compile(r"\[\[([a-z0-9][a-z0-9_\-]*(?:/[a-z0-9][a-z0-9\-]*)?)\]\]")
 

@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlsplit
 from .build import CSP, build_site
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 HOST = "127.0.0.1"
 TYPES = {

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ..urls import is_dangerous_url, is_url_key, safe_href
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 # Field name -> label, where the plain name would not say it in the field's standard terms.
 LABELS: dict[str, str] = {

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from .cli import FORMATS, _emit_json, _open, cli, kb_option
+from .common import FORMATS, command, emit_json, group, kb_option, open_kb
 
 
-@cli.group()
+@group()
 def site() -> None:
     """Build the static web site of a KB."""
 
@@ -31,12 +31,12 @@ def site_build(kb_path, out, no_search, fmt) -> None:
       inferkb site build --kb ../shared/corpus/inference-research --out out/corpus-site
       inferkb site build --out out/site --no-search --format json
     """
-    from .site import build_site
+    from ..site import build_site
 
-    kb = _open(kb_path)
+    kb = open_kb(kb_path)
     result = build_site(kb, out, search=not no_search)
     if fmt == "json":
-        _emit_json(result.to_dict())
+        emit_json(result.to_dict())
         return
     secs = result.seconds
     click.echo(
@@ -49,7 +49,7 @@ def site_build(kb_path, out, no_search, fmt) -> None:
         click.echo(f"unresolved citation: {u}")
 
 
-@cli.command()
+@command()
 @kb_option
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="Port on 127.0.0.1 (0 = any free port).")
 @click.option("--no-watch", is_flag=True, help="Do not rebuild when records change.")
@@ -66,16 +66,16 @@ def serve(kb_path, port, no_watch, no_search, verbose) -> None:
       inferkb serve                      # http://127.0.0.1:8000/
       inferkb serve --kb ./my-kb --port 8080
     """
-    from .site import serve as serve_site
+    from ..site import serve as serve_site
 
-    kb = _open(kb_path)
+    kb = open_kb(kb_path)
 
     def on_ready(server) -> None:
         server.verbose = verbose
 
     try:
-        serve_site(kb, port=port, watch=not no_watch, search=not no_search, reload=lambda: _open(kb_path), ready=on_ready, log=click.echo)
+        serve_site(kb, port=port, watch=not no_watch, search=not no_search, reload=lambda: open_kb(kb_path), ready=on_ready, log=click.echo)
     except OSError as exc:
-        from .errors import UsageError
+        from ..errors import UsageError
 
         raise UsageError(f"cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}") from None
