@@ -16,7 +16,8 @@ record, condition gaps, roofline, docs (``docs/*.md``), search (Pagefind),
 
 from __future__ import annotations
 
-from .build import CSP, MARKER, SearchIndexError, SiteBuild, build_site
+from .build import CSP, MARKER, SiteBuild, build_site
+from .search import SearchIndexError
 from .serve import serve
 
 __all__ = ["build_site", "serve", "SiteBuild", "SearchIndexError", "CSP", "MARKER"]

@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -26,12 +24,14 @@ from urllib.parse import urlencode
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .. import __version__
-from ..errors import KBError, UsageError
+from ..errors import UsageError
 from . import charts as CH
 from . import views as V
+from .bundle import vega_bundle
 from .data import BANNERS, STATUS_ORDER, SiteData, today
 from .markdown import render_docs
 from .roofline_page import roofline_data
+from .search import run_pagefind, search_text
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -49,11 +49,6 @@ CSP = (
 )
 MAX_BACKREFS = 100
 GAP_LIST_LIMIT = 300
-VEGA_LITE_VERSION = "6.4"
-
-
-class SearchIndexError(KBError):
-    """Pagefind failed to index the built pages (exit code 2)."""
 
 
 @dataclass(slots=True)
@@ -393,102 +388,6 @@ class _Builder:
             if f.is_file():
                 shutil.copyfile(f, assets / f.name)
         _write(assets / "vega-embed.js", vega_bundle())
-
-
-# Fields left out of the search text: long machine-made structure that would drown the words a reader types.
-SEARCH_SKIP = frozenset({"provenance", "condition_gaps", "arms"})
-SEARCH_TEXT_LIMIT = 6000
-
-
-def search_text(data: dict[str, Any]) -> str:
-    """The words of a record a reader may search for: every scalar value (field names for booleans), at most 6,000 characters."""
-    parts: list[str] = []
-
-    def walk(value: Any, key: str) -> None:
-        if isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, k)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v, key)
-        elif isinstance(value, bool):
-            if value:
-                parts.append(key.replace("_", " "))
-        elif value is not None and value != "":
-            parts.append(str(value))
-
-    for k, v in data.items():
-        if k not in SEARCH_SKIP:
-            walk(v, k)
-    return " · ".join(parts)[:SEARCH_TEXT_LIMIT]
-
-
-def vega_bundle() -> str:
-    """The Vega + Vega-Lite + vega-embed JavaScript bundle shipped by vl-convert-python (one file, no network).
-
-    Cached per vl-convert version in the user cache directory (``$XDG_CACHE_HOME``
-    or ``~/.cache``), since bundling takes a couple of seconds.
-    """
-    import vl_convert as vlc
-
-    cache_dir = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "inferkb"
-    cached = cache_dir / f"vega-embed-{vlc.__version__}-vl{VEGA_LITE_VERSION}.js"
-    try:
-        return cached.read_text(encoding="utf-8")
-    except OSError:
-        pass
-    bundle = vlc.javascript_bundle(vl_version=VEGA_LITE_VERSION)
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".vega-", suffix=".js")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(bundle)
-        os.replace(tmp, cached)
-    except OSError:
-        pass  # an unwritable cache only costs time
-    return bundle
-
-
-def run_pagefind(pages_dir: Path, site_dir: Path) -> int:
-    """Index the pages under ``pages_dir`` with Pagefind into ``site_dir/pagefind/``; returns the number of pages indexed.
-
-    ``pages_dir`` mirrors the site's paths (``<dir>/<id>.html``) so result URLs
-    point at the real pages; it holds one small search document per record
-    (title, facets, field values) rather than the full page, which keeps
-    indexing fast (Pagefind's cost grows with the HTML it parses).
-    Raises :class:`SearchIndexError` when the binary is missing or fails.
-    """
-    cmd = [
-        sys.executable,
-        "-m",
-        "pagefind",
-        "--site",
-        str(pages_dir),
-        "--output-path",
-        str(site_dir / "pagefind"),
-        "--force-language",
-        "en",
-        "--quiet",
-    ]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SearchIndexError(f"pagefind could not run: {exc}") from None
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
-        raise SearchIndexError(
-            f"pagefind failed (exit {proc.returncode}): {' | '.join(tail)}; install it with pip install 'pagefind[bin]' or build with --no-search"
-        )
-    if not (site_dir / "pagefind" / "pagefind-ui.js").is_file():
-        raise SearchIndexError("pagefind ran but wrote no pagefind/pagefind-ui.js")
-    entry = site_dir / "pagefind" / "pagefind-entry.json"
-    try:
-        import json
-
-        doc = json.loads(entry.read_text(encoding="utf-8"))
-        return sum(int(lang.get("page_count", 0)) for lang in doc.get("languages", {}).values())
-    except (OSError, ValueError, AttributeError):
-        return 0
 
 
 def build_site(kb: KB, out: str | os.PathLike, *, search: bool = True, kb_label: str | None = None) -> SiteBuild:
