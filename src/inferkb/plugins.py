@@ -84,6 +84,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.cli.export",
         "inferkb.cli.plugins",
         "inferkb.cli.community",
+        "inferkb.cli.site",
     ),
 }
 
