@@ -230,6 +230,7 @@ def rules(code, fmt) -> None:
 def main() -> None:
     """Entry point: run the CLI, turning every error into a message and an exit code."""
     from . import cli_query  # noqa: F401  (registers the query commands)
+    from . import cli_analysis  # noqa: F401  (registers compare, cost, roofline, fit, sql, export)
     from .cli_extra import register_extra
 
     register_extra(cli)
