@@ -100,7 +100,8 @@ def roofline_spec(result: RooflineResult, *, batches: tuple[int, ...] = (1, 2, 4
     for b in batches:
         bw_bound = b * result.count * result.bandwidth_gbps * 1e9 / (weights + b * kv_seq)
         rows.append({"batch": b, "tok_s": bw_bound, "ceiling": "memory bandwidth"})
-        rows.append({"batch": b, "tok_s": result.prefill_tok_s, "ceiling": "compute"})
+        if result.prefill_tok_s is not None:
+            rows.append({"batch": b, "tok_s": result.prefill_tok_s, "ceiling": "compute"})
     return {
         "$schema": SCHEMA,
         "title": f"{result.model} on {result.count}x {result.accelerator} ({result.weight_format}, context {result.context})",

@@ -61,14 +61,14 @@ class RooflineResult:
     bytes_per_weight: float
     active_params: float
     bandwidth_gbps: float
-    peak_tflops: float
-    peak_precision: str
+    peak_tflops: float | None
+    peak_precision: str | None
     step_bytes: float
     decode_per_request_tok_s: float
     decode_aggregate_tok_s: float
     decode_aggregate_bound: str
-    prefill_tok_s: float
-    ridge_flop_per_byte: float
+    prefill_tok_s: float | None
+    ridge_flop_per_byte: float | None
     decode_intensity_flop_per_byte: float
     compute_bound_batch: float | None
     formula: list[str]
@@ -119,9 +119,8 @@ def roofline(
     active = _active_params(mrec)
     bw = require_number(arec, "memory_bandwidth_gbps")
     peak = calc.peak_dense_tflops(arec.data.get("flops") or [], bpw * 8)
-    if peak is None:
-        raise AnalysisError(f"{arec.path}: field 'flops' has no dense row at {bpw * 8:g} bits or wider; the compute ceiling needs one")
-    peak_tflops, peak_prec = peak
+    peak_tflops, peak_prec = peak if peak is not None else (None, None)
+    no_peak = f"{arec.path}: field 'flops' has no dense row at {bpw * 8:g} bits or wider; compute ceiling, ridge point and MFU not computed"
     kv_seq = 0.0
     kv_note = "context 0: KV reads not included"
     if context > 0:
@@ -133,22 +132,28 @@ def roofline(
     weights = active * bpw
     step = weights + batch * kv_seq
     per_request = calc.decode_bound_tok_s(bw, count, step)
-    compute = calc.flops_bound_tok_s(peak_tflops, count, active)
     aggregate = batch * per_request
     bound = "bandwidth"
-    if aggregate > compute:
-        aggregate, bound = compute, "compute"
-    ridge = peak_tflops * 1e12 / (bw * 1e9)
     intensity = calc.flops_per_token(active) * batch / step
-    denom = calc.flops_per_token(active) - ridge * kv_seq
-    crit = ridge * weights / denom if denom > 0 else None
     formula = [
         f"step bytes = {active:.4g} active params x {bpw:g} B + {batch} x {kv_seq:,.0f} B KV = {step:,.4g} B",
         f"decode/request <= {count} x {bw:g} GB/s / {step:,.4g} B = {per_request:,.1f} tok/s",
-        f"decode aggregate <= min({batch} x {per_request:,.1f}, compute {compute:,.0f}) = {aggregate:,.1f} tok/s ({bound}-bound)",
-        f"prefill <= {count} x {peak_tflops:g} TFLOPS ({peak_prec}) / (2 x {active:.4g}) = {compute:,.0f} tok/s",
-        f"ridge = {peak_tflops:g} TFLOPS / {bw:g} GB/s = {ridge:,.1f} FLOP/byte; decode intensity at batch {batch} = {intensity:,.2f} FLOP/byte",
     ]
+    compute = ridge = crit = None
+    if peak_tflops is not None:
+        compute = calc.flops_bound_tok_s(peak_tflops, count, active)
+        if aggregate > compute:
+            aggregate, bound = compute, "compute"
+        ridge = peak_tflops * 1e12 / (bw * 1e9)
+        denom = calc.flops_per_token(active) - ridge * kv_seq
+        crit = ridge * weights / denom if denom > 0 else None
+        formula += [
+            f"decode aggregate <= min({batch} x {per_request:,.1f}, compute {compute:,.0f}) = {aggregate:,.1f} tok/s ({bound}-bound)",
+            f"prefill <= {count} x {peak_tflops:g} TFLOPS ({peak_prec}) / (2 x {active:.4g}) = {compute:,.0f} tok/s",
+            f"ridge = {peak_tflops:g} TFLOPS / {bw:g} GB/s = {ridge:,.1f} FLOP/byte; decode intensity at batch {batch} = {intensity:,.2f} FLOP/byte",
+        ]
+    else:
+        formula += [f"decode aggregate <= {batch} x {per_request:,.1f} = {aggregate:,.1f} tok/s (bandwidth only: {no_peak})"]
     result = RooflineResult(
         mrec.id,
         arec.id,
@@ -176,6 +181,8 @@ def roofline(
             "dense peak FLOPs of the fastest datapath at least as wide as the weights",
         ],
     )
+    if peak_tflops is None:
+        result.assumptions.append(no_peak)
     result.measured = [_place(kb, rec, weights, active, bw, arec) for rec in _measured(kb, mrec.id, arec.id)]
     return result
 

@@ -25,6 +25,7 @@ AUDIT_MODULES = (
     "load_conditions",
     "metric_consistency",
     "plausibility",
+    "model_geometry",
     "citations",
     "provenance_tiers",
     "identity",
