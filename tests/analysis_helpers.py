@@ -42,13 +42,38 @@ def make_kb(root: Path, records: list[dict], *, models: list[dict] | None = None
     shutil.copy(BUNDLED / "kb.toml", root / "kb.toml")
     shutil.copy(BUNDLED / "metrics.json", root / "metrics.json")
     shutil.copytree(BUNDLED / "schemas", root / "schemas")
-    dirs = {"benchmark": "benchmarks", "model": "models", "accelerator": "accelerators", "engine": "engines", "quantization": "quantization"}
+    dirs = {
+        "benchmark": "benchmarks",
+        "model": "models",
+        "accelerator": "accelerators",
+        "engine": "engines",
+        "quantization": "quantization",
+    }
     common = {"status": "draft", "confidence": 0.5, "updated": "2026-01-01", "sources": []}
     base = [
-        {"id": "acc", "type": "accelerator", "name": "Acc 3350", "vram_gb": 80, "memory_bandwidth_gbps": 3350,
-         "flops": [{"precision": "fp8", "tflops": 1979.0, "dense": True, "basis": "derived"}], **common},
-        {"id": "m70", "type": "model", "name": "M70", "architecture": "dense", "params_b": 70, "active_params_b": 70, "num_layers": 80,
-         "num_kv_heads": 8, "head_dim": 128, "max_position_embeddings": 131072, "aliases": ["org/M-70B"], **common},
+        {
+            "id": "acc",
+            "type": "accelerator",
+            "name": "Acc 3350",
+            "vram_gb": 80,
+            "memory_bandwidth_gbps": 3350,
+            "flops": [{"precision": "fp8", "tflops": 1979.0, "dense": True, "basis": "derived"}],
+            **common,
+        },
+        {
+            "id": "m70",
+            "type": "model",
+            "name": "M70",
+            "architecture": "dense",
+            "params_b": 70,
+            "active_params_b": 70,
+            "num_layers": 80,
+            "num_kv_heads": 8,
+            "head_dim": 128,
+            "max_position_embeddings": 131072,
+            "aliases": ["org/M-70B"],
+            **common,
+        },
         {"id": "vllm", "type": "engine", "name": "vLLM", **common},
         {"id": "sglang", "type": "engine", "name": "SGLang", **common},
         {"id": "fp8-e4m3", "type": "quantization", "name": "FP8 E4M3", "weight_bits": 8, **common},

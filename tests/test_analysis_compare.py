@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from analysis_helpers import bench, make_kb
 
 import inferkb
+from analysis_helpers import bench, make_kb
 from inferkb.analysis.common import AnalysisError, per_accelerator
 from inferkb.analysis.comparability import conditions_of, split
 from inferkb.analysis.compare import compare
@@ -62,7 +62,10 @@ def test_mlperf_definition_fixes_sequence_lengths_load_and_warmup(tmp_path):
 
 def test_same_measurement_group_counts_once(tmp_path):
     kb = inferkb.open(
-        make_kb(tmp_path, [bench("a", 5.0, same_measurement_as=["b"]), bench("b", 5.0), bench("c", 4.0, same_measurement_as=["b"]), bench("d", 1.0)])
+        make_kb(
+            tmp_path,
+            [bench("a", 5.0, same_measurement_as=["b"]), bench("b", 5.0), bench("c", 4.0, same_measurement_as=["b"]), bench("d", 1.0)],
+        )
     )
     rows = compare(kb, model="m70").classes[0].rows
     assert [(r.id, r.same_measurement) for r in rows] == [("a", ["b", "c"]), ("d", [])]
@@ -114,7 +117,11 @@ def test_model_alias_selects_records_by_model_text(tmp_path):
 def test_bundled_llama2_offline_ranks_closed_division_per_accelerator():
     kb = inferkb.open()
     res = compare(
-        kb, model="llama-2-70b", scenario="offline", per_accelerator_basis=True, vary=["hardware", "accelerator_count", "format", "engine", "engine_version"]
+        kb,
+        model="llama-2-70b",
+        scenario="offline",
+        per_accelerator_basis=True,
+        vary=["hardware", "accelerator_count", "format", "engine", "engine_version"],
     )
     divisions = {c.key["division"] for c in res.classes}
     assert divisions == {"closed", "open"}

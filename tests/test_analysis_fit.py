@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from analysis_helpers import make_kb
 
 import inferkb
+from analysis_helpers import make_kb
 from inferkb.analysis.common import AnalysisError
 from inferkb.analysis.fit import fit, kv_geometry
 
@@ -79,16 +79,39 @@ def test_stated_kv_bytes_per_token_matches_geometry_for_every_bundled_model(kb):
 
 
 def test_missing_geometry_names_the_record_and_field(tmp_path):
-    m = {"id": "nokv", "type": "model", "name": "No KV", "architecture": "dense", "params_b": 7, "num_layers": 32, "num_kv_heads": 8,
-         "status": "draft", "confidence": 0.5, "updated": "2026-01-01", "sources": []}
+    m = {
+        "id": "nokv",
+        "type": "model",
+        "name": "No KV",
+        "architecture": "dense",
+        "params_b": 7,
+        "num_layers": 32,
+        "num_kv_heads": 8,
+        "status": "draft",
+        "confidence": 0.5,
+        "updated": "2026-01-01",
+        "sources": [],
+    }
     kb = inferkb.open(make_kb(tmp_path, [], models=[m]))
     with pytest.raises(AnalysisError, match=r"data/models/nokv.json: field 'head_dim' is missing"):
         fit(kb, "nokv", "acc", fmt="fp8-e4m3", context=1024)
 
 
 def test_hybrid_without_full_attention_layers_is_refused(tmp_path):
-    m = {"id": "hyb", "type": "model", "name": "Hyb", "architecture": "hybrid-moe", "params_b": 7, "num_layers": 32, "num_kv_heads": 8,
-         "head_dim": 128, "status": "draft", "confidence": 0.5, "updated": "2026-01-01", "sources": []}
+    m = {
+        "id": "hyb",
+        "type": "model",
+        "name": "Hyb",
+        "architecture": "hybrid-moe",
+        "params_b": 7,
+        "num_layers": 32,
+        "num_kv_heads": 8,
+        "head_dim": 128,
+        "status": "draft",
+        "confidence": 0.5,
+        "updated": "2026-01-01",
+        "sources": [],
+    }
     kb = inferkb.open(make_kb(tmp_path, [], models=[m]))
     with pytest.raises(AnalysisError, match="full_attention_layers"):
         fit(kb, "hyb", "acc", fmt="fp8-e4m3", context=1024)

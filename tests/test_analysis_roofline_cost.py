@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from analysis_helpers import bench, make_kb
 
 import inferkb
+from analysis_helpers import bench, make_kb
 from inferkb.analysis.common import AnalysisError
 from inferkb.analysis.cost import Price, cost, price_from_supply
 from inferkb.analysis.roofline import roofline

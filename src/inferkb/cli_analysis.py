@@ -100,6 +100,7 @@ def _compare_rows(result) -> list[dict[str, Any]]:
                 "rank": r.rank,
                 "id": r.id,
                 "value": r.value,
+                "headline": r.headline,
                 "unit": r.unit,
                 "label": r.label,
                 "per_accelerator": (r.per_accelerator or {}).get("value"),
@@ -136,7 +137,7 @@ def _print_compare(result, show_all: bool) -> None:
         console.print("classes are split by: " + ", ".join(f"{k} ({v} values)" for k, v in result.split_by.items()))
     limit = None if show_all else 10
     for cls in result.classes[: None if show_all else 8]:
-        key = ", ".join(f"{k}={'(fixed by the definition)' if k in cls.fixed_by else _short(v)}" for k, v in cls.key.items() if v != "n/a")
+        key = ", ".join(f"{k}={'fixed' if k in cls.fixed_by else _short(v)}" for k, v in cls.key.items() if v != "n/a")
         label = cls.rows[0].label if cls.rows else ""
         t = _table(
             f"\nclass {cls.id}: {cls.size} row(s), {label}; {cls.direction or 'no direction, unranked'}{' is better' if cls.direction else ''}\n  key: {key}",
@@ -154,7 +155,7 @@ def _print_compare(result, show_all: bool) -> None:
             pa_text = f"{_fmt_num(pa['value'])} (÷{pa['divisor']})" if pa else "—"
             t.add_row(
                 _fmt_num(r.rank),
-                f"{_fmt_num(r.value)} {r.unit or ''}",
+                f"{_fmt_num(r.headline)} {r.unit or ''}",
                 pa_text,
                 *[_short(r.varied.get(v)) for v in result.vary],
                 r.id,
@@ -715,3 +716,7 @@ def export_cmd(fmt_to, out, findings, overwrite, kb_path, fmt) -> None:
         _emit_json({"kb": str(kb.root), "records": len(kb.records), "format": fmt_to, "out": str(path), "seconds": elapsed})
     else:
         click.echo(f"wrote {path} ({fmt_to}, {len(kb.records)} records, {elapsed:.2f} s)")
+
+
+# The commands this module registers on import (cli.main imports this name).
+ANALYSIS_COMMANDS = ("compare", "cost", "roofline", "fit", "sql", "export")

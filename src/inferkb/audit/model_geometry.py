@@ -71,7 +71,9 @@ def run(kb: KB) -> AuditResult:
                 geo = kv_geometry(rec)
             except AnalysisError as exc:
                 figures["unchecked"] += 1
-                result.findings.append(KB511.finding(f"kv_cache_bytes_per_token {stated:g} not checked: {str(exc).split(': ', 1)[-1]}", **where))
+                result.findings.append(
+                    KB511.finding(f"kv_cache_bytes_per_token {stated:g} not checked: {str(exc).split(': ', 1)[-1]}", **where)
+                )
                 continue
             computed = geo.bytes_per_token(KV_BYTES_16BIT)
             figures["checked"] += 1
