@@ -138,3 +138,15 @@ def test_export_sqlite_then_sql_on_the_file(tmp_path):
     assert proc.returncode == 0 and proc.stdout.splitlines()[1] == str(len(list(inferkb.open().by_type("benchmark"))))
     again = run("export", "--to", "duckdb", "--out", out)
     assert again.returncode == 2 and "refusing to overwrite" in again.stderr
+
+
+def test_plot_formats_by_suffix(tmp_path):
+    import inferkb
+    from inferkb.analysis import plot
+    from inferkb.analysis.compare import compare
+
+    res = compare(inferkb.open(), model="llama-2-70b", scenario="offline", vary=["format", "engine", "engine_version"])
+    spec = json.loads(plot.write(plot.compare_spec(res), tmp_path / "c.json").read_text())
+    assert spec["$schema"].endswith("vega-lite/v5.json") and spec["data"]["values"]
+    assert plot.write(plot.compare_spec(res), tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "<html" in plot.write(plot.compare_spec(res), tmp_path / "c.html").read_text()[:500].lower()

@@ -31,7 +31,7 @@ def compare_spec(result: CompareResult, *, max_classes: int = 6) -> dict[str, An
         for row in cls.rows:
             rows.append(
                 {
-                    "class": f"{cls.id} ({cls.key.get('metric')}, {cls.key.get('scenario')})",
+                    "class": f"class {cls.id}: {cls.key.get('model')}, {cls.key.get('scenario')}, {row.label}",
                     "id": row.id,
                     "value": row.value,
                     "label": row.label,
@@ -43,7 +43,14 @@ def compare_spec(result: CompareResult, *, max_classes: int = 6) -> dict[str, An
         "$schema": SCHEMA,
         "title": "inferkb compare: ranked within comparability classes",
         "data": {"values": rows},
-        "facet": {"row": {"field": "class", "type": "nominal", "title": None}},
+        "facet": {
+            "row": {
+                "field": "class",
+                "type": "nominal",
+                "title": None,
+                "header": {"labelAngle": 0, "labelOrient": "top", "labelAnchor": "start"},
+            }
+        },
         "resolve": {"scale": {"y": "independent", "x": "independent"}},
         "spec": {
             "mark": "bar",
