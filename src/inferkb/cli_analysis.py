@@ -634,13 +634,13 @@ def fit(model, accelerator, count, fmt_id, kv_format, context, batch, usable, kb
 
 
 @cli.command()
-@click.argument("query")
+@click.argument("query", required=False)
 @click.option(
     "--db", "db_path", metavar="PATH", help="Query this DuckDB file (from `inferkb export --to duckdb`) instead of loading the KB."
 )
 @click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds before the query is interrupted.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many rows.")
-@click.option("--tables", "list_tables", is_flag=True, help="List the tables and exit (QUERY is ignored; pass '').")
+@click.option("--tables", "list_tables", is_flag=True, help="List the tables (with their column counts) instead of running a query.")
 @kb_option
 @format_option
 def sql(query, db_path, timeout, limit, list_tables, kb_path, fmt) -> None:
@@ -653,10 +653,12 @@ def sql(query, db_path, timeout, limit, list_tables, kb_path, fmt) -> None:
     Examples:
       inferkb sql "SELECT metric, count(*) FROM benchmarks GROUP BY 1 ORDER BY 2 DESC"
       inferkb sql "SELECT b.id, c.input_tokens FROM benchmarks b JOIN conditions c ON c.benchmark_id = b.id LIMIT 5" --format csv
-      inferkb sql --tables ''
+      inferkb sql --tables
     """
     from .export.sql import Database
 
+    if not query and not list_tables:
+        raise click.UsageError("give a QUERY (or --tables)")
     if db_path:
         db = Database.open(db_path)
     else:
