@@ -129,3 +129,9 @@ def test_bundled_llama2_offline_ranks_closed_division_per_accelerator():
     values = [r.value for r in closed.rows]
     assert values == sorted(values, reverse=True) and all(r.label.endswith("per accelerator") for r in closed.rows)
     assert res.to_dict()["classes"][0]["size"] == closed.size
+
+
+def test_ambiguous_hardware_is_not_comparable(tmp_path):
+    kb = inferkb.open(make_kb(tmp_path, [bench("a", 1.0, accelerator_alternates=["acc2"]), bench("b", 2.0)]))
+    res = compare(kb, model="m70")
+    assert [(n.id, n.missing) for n in res.not_comparable] == [("a", ["hardware"])]

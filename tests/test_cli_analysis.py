@@ -150,3 +150,17 @@ def test_plot_formats_by_suffix(tmp_path):
     assert spec["$schema"].endswith("vega-lite/v5.json") and spec["data"]["values"]
     assert plot.write(plot.compare_spec(res), tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "<html" in plot.write(plot.compare_spec(res), tmp_path / "c.html").read_text()[:500].lower()
+
+
+def test_pareto_and_history_modes_print_json(tmp_path):
+    def sweep(rid, conc, total, per_user):
+        cond = {"input_tokens": 1024, "output_tokens": 1024, "concurrency": conc, "warmup": 10, "engine_version": "0.11.0"}
+        return bench(rid, total, conditions=cond, metrics={"tok_s_per_user": {"value": per_user, "unit": "tok/s"}})
+
+    root = make_kb(tmp_path, [sweep("c4", 4, 4000.0, 100.0), sweep("c16", 16, 12000.0, 60.0), sweep("d", 32, 8000.0, 50.0)])
+    doc = json.loads(run("compare", "--kb", root, "--model", "m70", "--pareto", "tok_s_per_user", "--format", "json").stdout)
+    assert doc["classes"][0]["frontier"] == ["c4", "c16"]
+    hist = json.loads(run("compare", "--kb", root, "--history", "--format", "json").stdout)
+    assert hist["lines"] == [] and hist["without_series"] == 3
+    bad = run("compare", "--kb", root, "--pareto", "no_such_metric")
+    assert bad.returncode == 2 and "unknown metric" in bad.stderr

@@ -11,7 +11,8 @@ Conditions, in key order (:data:`CONDITIONS`):
 
 - ``model`` (``model_id``, else the ``model`` text), ``metric`` (which also
   carries the token basis: output vs input + output), ``value_scope``;
-- ``format`` (``format_id``), ``hardware`` (``accelerator_ids``),
+- ``format`` (``format_id``), ``hardware`` (``accelerator_ids``; missing when
+  ``accelerator_alternates`` lists other parts the hardware string may name),
   ``accelerator_count`` (nodes × accelerators per node, else ``accelerator_count``);
 - ``scenario``; ``division`` (MLPerf closed/open; "n/a" elsewhere — never varied,
   so closed and open results are never ranked together);
@@ -66,6 +67,9 @@ def _model(d: dict[str, Any]) -> Any:
 
 
 def _hardware(d: dict[str, Any]) -> Any:
+    # Alternates mean the hardware string fits several parts: the hardware is not established (DESIGN.md rule 4).
+    if d.get("accelerator_alternates"):
+        return MISSING
     ids = [i for i in d.get("accelerator_ids") or [] if isinstance(i, str)]
     return "+".join(sorted(set(ids))) if ids else MISSING
 

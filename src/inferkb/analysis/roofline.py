@@ -3,7 +3,9 @@
 Built on the calculators of :mod:`inferkb.roofline` (formulas and sources there):
 
 - decode step bytes = active params × bytes per weight + batch × KV bytes per
-  sequence at the context (KV from :mod:`inferkb.analysis.fit`'s geometry);
+  sequence at the context (KV from :mod:`inferkb.analysis.fit`'s geometry) ×
+  how many copies the N devices read (1 when KV heads split evenly; N for
+  MLA's replicated latent);
 - decode ceiling per request = N × bandwidth ÷ step bytes (each request gets
   one token per step); aggregate = batch × that, capped by the compute ceiling;
 - compute (prefill) ceiling = N × peak dense FLOPs ÷ (2 × active params);
@@ -122,21 +124,25 @@ def roofline(
     peak_tflops, peak_prec = peak if peak is not None else (None, None)
     no_peak = f"{arec.path}: field 'flops' has no dense row at {bpw * 8:g} bits or wider; compute ceiling, ridge point and MFU not computed"
     kv_seq = 0.0
+    replicas = 1.0
     kv_note = "context 0: KV reads not included"
     if context > 0:
         geo = kv_geometry(mrec)
         kv_fmt = kv_format or DEFAULT_KV_FORMAT
         bkv, _ = bytes_per_element(kb, kv_fmt, what="KV-cache format")
         kv_seq = geo.bytes_per_sequence(context, bkv)
-        kv_note = f"KV per sequence at {context} tokens = {kv_seq / 1e6:,.1f} MB ({kv_fmt})"
+        # Every rank reads its own share of the cache; a share above 1/N (MLA's replicated latent,
+        # or more ranks than KV heads) means the N devices together read more than one copy.
+        replicas = geo.rank_fraction(count) * count
+        kv_note = f"KV per sequence at {context} tokens = {kv_seq / 1e6:,.1f} MB ({kv_fmt}); read {replicas:g}x across the {count} devices"
     weights = active * bpw
-    step = weights + batch * kv_seq
+    step = weights + batch * kv_seq * replicas
     per_request = calc.decode_bound_tok_s(bw, count, step)
     aggregate = batch * per_request
     bound = "bandwidth"
     intensity = calc.flops_per_token(active) * batch / step
     formula = [
-        f"step bytes = {active:.4g} active params x {bpw:g} B + {batch} x {kv_seq:,.0f} B KV = {step:,.4g} B",
+        f"step bytes = {active:.4g} active params x {bpw:g} B + {batch} x {kv_seq:,.0f} B KV x {replicas:g} = {step:,.4g} B",
         f"decode/request <= {count} x {bw:g} GB/s / {step:,.4g} B = {per_request:,.1f} tok/s",
     ]
     compute = ridge = crit = None
@@ -145,7 +151,7 @@ def roofline(
         if aggregate > compute:
             aggregate, bound = compute, "compute"
         ridge = peak_tflops * 1e12 / (bw * 1e9)
-        denom = calc.flops_per_token(active) - ridge * kv_seq
+        denom = calc.flops_per_token(active) - ridge * kv_seq * replicas
         crit = ridge * weights / denom if denom > 0 else None
         formula += [
             f"decode aggregate <= min({batch} x {per_request:,.1f}, compute {compute:,.0f}) = {aggregate:,.1f} tok/s ({bound}-bound)",
@@ -183,6 +189,11 @@ def roofline(
     )
     if peak_tflops is None:
         result.assumptions.append(no_peak)
+    if is_number(mrec.data.get("params_b")) and mrec.data["params_b"] * 1e9 > active * 1.01:
+        result.assumptions.append(
+            "mixture of experts: one token reads the active parameters only; a batch's tokens route to more experts, "
+            "so bytes per step grow toward all parameters and the bound at batch > 1 is optimistic"
+        )
     result.measured = [_place(kb, rec, weights, active, bw, arec) for rec in _measured(kb, mrec.id, arec.id)]
     return result
 
