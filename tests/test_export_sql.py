@@ -160,3 +160,14 @@ def test_bundled_kb_exports_every_format(tmp_path):
     con = sqlite3.connect(tmp_path / "kb.sqlite")
     assert con.execute("SELECT count(*) FROM benchmarks").fetchone()[0] == len(list(kb.by_type("benchmark")))
     assert con.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_frictionless_validates_the_bundled_data_package_and_catches_a_broken_foreign_key(tmp_path):
+    frictionless = pytest.importorskip("frictionless")
+    out = export(inferkb.open(), "datapackage", tmp_path / "dp", findings="none")
+    report = frictionless.validate(str(out / "datapackage.json"))
+    assert report.valid, [(t.name, [e.note for e in t.errors[:3]]) for t in report.tasks if not t.valid]
+    broken = inferkb.open(make_kb(tmp_path / "kb2", [bench("a", 1.0, model_id="no-such-model")]))
+    bad = export(broken, "datapackage", tmp_path / "dp2", findings="none")
+    errors = [e.type for t in frictionless.validate(str(bad / "datapackage.json")).tasks for e in t.errors]
+    assert "foreign-key" in errors
