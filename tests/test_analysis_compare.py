@@ -123,9 +123,9 @@ def test_bundled_llama2_offline_ranks_closed_division_per_accelerator():
         per_accelerator_basis=True,
         vary=["hardware", "accelerator_count", "format", "engine", "engine_version"],
     )
-    divisions = {c.key["division"] for c in res.classes}
-    assert divisions == {"closed", "open"}
-    closed = next(c for c in res.classes if c.key["division"] == "closed")
+    # Open-division rows name no model (the model may be modified), so only closed rows are selected here.
+    assert {c.key["division"] for c in res.classes} == {"closed"}
+    closed = res.classes[0]
     values = [r.value for r in closed.rows]
     assert values == sorted(values, reverse=True) and all(r.label.endswith("per accelerator") for r in closed.rows)
     assert res.to_dict()["classes"][0]["size"] == closed.size

@@ -143,13 +143,14 @@ def _print_compare(result, show_all: bool) -> None:
             f"\nclass {cls.id}: {cls.size} row(s), {label}; {cls.direction or 'no direction, unranked'}{' is better' if cls.direction else ''}\n  key: {key}",
             ["#", "value", "per accelerator", *list(result.vary), "benchmark", "notes"],
         )
+        mixed_origins = len({r.context.get("origin") for r in cls.rows}) > 1
         for r in cls.rows[:limit]:
             notes = []
             if r.experimental:
                 notes.append("EXPERIMENTAL")
             if r.same_measurement:
                 notes.append("same measurement: " + ", ".join(r.same_measurement))
-            if r.context.get("origin"):
+            if mixed_origins and r.context.get("origin"):
                 notes.append(r.context["origin"])
             pa = r.per_accelerator
             pa_text = f"{_fmt_num(pa['value'])} (÷{pa['divisor']})" if pa else "—"

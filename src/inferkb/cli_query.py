@@ -158,7 +158,7 @@ def refs(record_id, kb_path, fmt) -> None:
 @kb_option
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
 def stats(kb_path, fmt) -> None:
-    """Counts by type and status, and mean confidence."""
+    """Counts by type and status, mean confidence, and benchmark records per origin (data set)."""
     from .query import stats as do_stats
 
     data = do_stats(_open(kb_path))
@@ -173,7 +173,13 @@ def stats(kb_path, fmt) -> None:
             ", ".join(f"{k} {v}" for k, v in sorted(t["by_status"].items())),
             "" if t["mean_confidence"] is None else f"{t['mean_confidence']:.2f}",
         )
-    _console().print(table)
+    console = _console()
+    console.print(table)
+    if data["benchmark_origins"]:
+        origins = Table("origin", "benchmark records", title="benchmark records per origin", title_justify="left")
+        for origin, n in data["benchmark_origins"].items():
+            origins.add_row(origin, str(n))
+        console.print(origins)
 
 
 @cli.command()

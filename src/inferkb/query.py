@@ -240,9 +240,13 @@ def refs(kb: KB, ref: str) -> dict[str, Any]:
 
 
 def stats(kb: KB) -> dict[str, Any]:
-    """Counts by type and status and mean confidence per type.
+    """Counts by type and status, mean confidence per type, and benchmark records per origin.
 
-    Returns ``{"records": n, "types": {type: {"count", "by_status": {...}, "mean_confidence"}}}``.
+    Returns ``{"records": n, "types": {type: {"count", "by_status": {...},
+    "mean_confidence"}}, "benchmark_origins": {origin: n}}``; a benchmark
+    record without an ``origin`` is counted under ``"(none)"``. Origins are
+    sorted by count, largest first (the shared ``benchmark.origin`` contract:
+    how many independent data sets the benchmark evidence comes from).
     """
     by_type: dict[str, list[Record]] = defaultdict(list)
     for rec in kb.records.values():
@@ -260,7 +264,10 @@ def stats(kb: KB) -> dict[str, Any]:
             "by_status": dict(Counter(str(r.data.get("status")) for r in recs)),
             "mean_confidence": round(sum(confs) / len(confs), 3) if confs else None,
         }
-    return {"records": len(kb.records), "types": types}
+    origins = Counter(
+        r.data["origin"] if isinstance(r.data.get("origin"), str) and r.data["origin"] else "(none)" for r in by_type.get("benchmark", [])
+    )
+    return {"records": len(kb.records), "types": types, "benchmark_origins": dict(sorted(origins.items(), key=lambda kv: (-kv[1], kv[0])))}
 
 
 def gaps(kb: KB) -> dict[str, Any]:

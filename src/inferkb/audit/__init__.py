@@ -30,6 +30,7 @@ AUDIT_MODULES = (
     "provenance_tiers",
     "identity",
     "staleness",
+    "device_count",
 )
 
 

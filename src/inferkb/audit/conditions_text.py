@@ -15,6 +15,7 @@ each of :data:`CONDITIONS`, a :class:`ConditionAssessment` whose ``status`` is
 Values: ``model`` str; ``hardware`` ``{"accelerators": [ids], "count": int}``
 (when absent, ``value`` keeps whichever half is known); ``batch_or_concurrency``
 ``{"batch_size": int}`` and/or ``{"concurrency": int}``; ``input_length`` and
+``{"concurrency": "unbounded"}`` (every request issued at once); ``input_length`` and
 ``output_length`` int tokens (``"128K"`` read as 128000), or
 ``{"min": int, "max": int}`` for a stated range; ``engine_version`` str
 (release or commit); ``warmup`` int (iterations/requests) or ``False``
@@ -356,7 +357,12 @@ def _hardware(rec: _Record) -> ConditionAssessment:
 
 def _batch_or_concurrency(rec: _Record) -> ConditionAssessment:
     cond = rec.record.get("conditions") if isinstance(rec.record.get("conditions"), dict) else {}
-    value = {k: cond[k] for k in ("batch_size", "concurrency") if isinstance(cond.get(k), int)}
+    # "unbounded" concurrency is a stated value: every request issued at once (MLPerf Offline), not an unknown.
+    value = {
+        k: cond[k]
+        for k in ("batch_size", "concurrency")
+        if (isinstance(cond.get(k), int) and not isinstance(cond.get(k), bool)) or (k == "concurrency" and cond.get(k) == "unbounded")
+    }
     if value:
         key = next(iter(value))
         return (

@@ -16,7 +16,14 @@ reports:
 
 Figures: ``{"records": n, "absent_by_condition": {cond: n},
 "harness_default_by_condition": {cond: n}, "present_from_text_by_condition":
-{cond: n}, "complete": [keys of records with all seven present]}``.
+{cond: n}, "complete": [keys of records with all seven present],
+"complete_or_reasoned": n, "complete_or_reasoned_share": n / records}``.
+
+"Complete or reasoned" (:func:`reasoned`): each of the seven conditions is
+either present, or absent with a ``condition_gaps`` entry for it whose
+``reason`` is non-blank and whose ``checked`` list names at least one piece of
+evidence that was examined (a field, a file, a rules file). A gap that only
+says "unknown" without naming what was checked does not count.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from ..rules import Rule, register
 from . import AuditResult, audit
+from .conditions_patterns import GAP_KEYS
 from .conditions_text import CONDITIONS, STRUCTURED_FIELD, TEXT_FIELDS, ConditionAssessment, assess, documented_gaps
 
 if TYPE_CHECKING:
@@ -103,6 +111,24 @@ KB304 = register(
 )
 
 
+def reasoned(record: dict, cond: str) -> bool:
+    """True when ``condition_gaps`` explains absent ``cond`` with a reason and a non-empty ``checked`` evidence list."""
+    gaps = record.get("condition_gaps")
+    if not isinstance(gaps, dict):
+        return False
+    for key in GAP_KEYS[cond]:
+        gap = gaps.get(key)
+        if (
+            isinstance(gap, dict)
+            and isinstance(gap.get("reason"), str)
+            and gap["reason"].strip()
+            and isinstance(gap.get("checked"), list)
+            and any(isinstance(c, str) and c.strip() for c in gap["checked"])
+        ):
+            return True
+    return False
+
+
 def _documented_gap(record: dict, cond: str) -> bool:
     """True when the record's own ``condition_gaps`` gives a (non-blank) reason for ``cond``."""
     return any(isinstance(reason, str) and reason.strip() for _, reason in documented_gaps(record, cond))
@@ -124,6 +150,7 @@ def run(kb: KB) -> AuditResult:
     defaulted = dict.fromkeys(CONDITIONS, 0)
     from_text = dict.fromkeys(CONDITIONS, 0)
     complete: list[str] = []
+    complete_or_reasoned = 0
     n = 0
     for rec in kb.by_type("benchmark"):
         n += 1
@@ -171,6 +198,8 @@ def run(kb: KB) -> AuditResult:
                 )
         if all(a.status == "present" for a in result.values()):
             complete.append(rec.key)
+        if all(a.status == "present" or (a.status == "absent" and reasoned(rec.data, c)) for c, a in result.items()):
+            complete_or_reasoned += 1
     figures = {
         "records": n,
         "absent_by_condition": absent,
@@ -178,5 +207,7 @@ def run(kb: KB) -> AuditResult:
         "harness_default_by_condition": defaulted,
         "present_from_text_by_condition": from_text,
         "complete": complete,
+        "complete_or_reasoned": complete_or_reasoned,
+        "complete_or_reasoned_share": round(complete_or_reasoned / n, 4) if n else None,
     }
     return AuditResult("load-conditions", findings, figures)

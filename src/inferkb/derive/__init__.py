@@ -36,29 +36,34 @@ if TYPE_CHECKING:
     from ..store import KB
 
 # Order is the order `inferkb derive --list` shows them.
-DERIVE_MODULES = ("interconnect_ids", "format_id", "accelerator_alternates")
+DERIVE_MODULES = ("interconnect_ids", "format_id", "accelerator_alternates", "per_accelerator")
 
 __all__ = ["DeriveResult", "DeriveRefused", "DerivationOutput", "Proposal", "derivation", "load_all", "run", "DERIVATIONS"]
 
 
 @dataclass(frozen=True)
 class DerivationSpec:
-    """A registered derivation: ``name``, ``description``, the ``fields`` it may fill, and ``func(kb) -> DerivationOutput``."""
+    """A registered derivation: ``name``, ``description``, the ``fields`` it may fill, ``func(kb) -> DerivationOutput``.
+
+    ``computed``: the fields among ``fields`` whose values are numbers computed
+    from the record's own numbers (the proof lets new numbers appear there only).
+    """
 
     name: str
     description: str
     fields: tuple[str, ...]
     func: Callable[[KB], DerivationOutput]
+    computed: tuple[str, ...] = ()
 
 
 DERIVATIONS: dict[str, DerivationSpec] = {}
 
 
-def derivation(name: str, description: str, fields: tuple[str, ...]) -> Callable:
-    """Decorator registering ``func(kb) -> DerivationOutput`` as derivation ``name`` filling ``fields``."""
+def derivation(name: str, description: str, fields: tuple[str, ...], computed: tuple[str, ...] = ()) -> Callable:
+    """Decorator registering ``func(kb) -> DerivationOutput`` as derivation ``name`` filling ``fields`` (``computed``: see DerivationSpec)."""
 
     def deco(func: Callable[[KB], DerivationOutput]) -> Callable[[KB], DerivationOutput]:
-        DERIVATIONS[name] = DerivationSpec(name, description, tuple(fields), func)
+        DERIVATIONS[name] = DerivationSpec(name, description, tuple(fields), func, tuple(computed))
         return func
 
     return deco
@@ -153,7 +158,7 @@ def run(kb: KB, name: str, *, write: bool = False, today: _dt.date | None = None
     output = spec.func(kb)
     changes, writes, refusals = apply.plan(kb, f"derive:{name}", spec.fields, output.proposals, today)
     refusals += apply.validation_regressions(kb, writes)
-    proof = apply.prove(writes)
+    proof = apply.prove(writes, spec.computed)
     diff = apply.unified_diff(writes)
     table = apply.summary_table(changes)
     result = DeriveResult(

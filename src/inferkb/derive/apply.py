@@ -190,9 +190,10 @@ def validation_regressions(kb: KB, writes: list[FileWrite]) -> list[Finding]:
     return out
 
 
-def prove(writes: list[FileWrite]) -> Proof:
+def prove(writes: list[FileWrite], computed: tuple[str, ...] = ()) -> Proof:
     """Structural proof over every planned file (see :mod:`inferkb.derive.proof`)."""
-    return Proof([prove_file(w.rel, w.old_data, w.new_data, w.allowed) for w in writes])
+    prefixes = computed + tuple(f"derived.{c}" for c in computed)
+    return Proof([prove_file(w.rel, w.old_data, w.new_data, w.allowed, prefixes) for w in writes])
 
 
 def _lines(text: str | None) -> list[str]:

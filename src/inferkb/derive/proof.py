@@ -9,7 +9,10 @@ Old and new JSON trees are compared path by path (``conditions.tensor_parallel``
 2. the set of numeric leaves (ints and floats; booleans are not numbers) is
    identical: same paths, same values, same Python type. A number added,
    removed, moved to another path or changed in value is a violation, even
-   under an allowed prefix.
+   under an allowed prefix. The one exception is a derivation that declares
+   *computed* fields (``per-accelerator``: a rate divided by a count): numbers
+   may be added under those prefixes only, and every number that existed
+   before must still be there, unchanged.
 
 This is what DESIGN.md rule 3 ("a derivation never changes a measured number;
 tools prove that by diffing") asks for. A write is refused when the proof fails.
@@ -103,9 +106,14 @@ class FileProof:
         return not self.violations
 
 
-def prove_file(path: str, old: Any, new: Any, allowed: Iterable[str]) -> FileProof:
-    """Compare ``old`` and ``new`` (parsed JSON; ``None``/``{}`` for a new file) under ``allowed`` path prefixes."""
+def prove_file(path: str, old: Any, new: Any, allowed: Iterable[str], computed: Iterable[str] = ()) -> FileProof:
+    """Compare ``old`` and ``new`` (parsed JSON; ``None``/``{}`` for a new file) under ``allowed`` path prefixes.
+
+    ``computed`` lists path prefixes under which new numbers may appear (a
+    derived figure); an existing number changing or vanishing is still a violation.
+    """
     allowed = tuple(allowed)
+    computed = tuple(computed)
     proof = FileProof(path)
     for where, kind in diff_paths(old if old is not None else {}, new):
         proof.changed.append(where)
@@ -120,7 +128,8 @@ def prove_file(path: str, old: Any, new: Any, allowed: Iterable[str]) -> FilePro
         elif type(new_nums[where]) is not type(value) or new_nums[where] != value:
             proof.violations.append(f"number at {where} changed: {value!r} -> {new_nums[where]!r}")
     for where in new_nums.keys() - old_nums.keys():
-        proof.violations.append(f"number added at {where} ({new_nums[where]!r})")
+        if not _under(where, computed):
+            proof.violations.append(f"number added at {where} ({new_nums[where]!r})")
     return proof
 
 

@@ -217,12 +217,13 @@ def _build(kb: KB, findings: str) -> dict[str, Table]:
             kind = dict(props).get(ref_field, {})
             if _sql_type(kind) != JSON or target not in names:
                 continue
+            ref_col = _link_column(type_name, ref_field, target)
             link = Table(
                 f"{type_name}_{ref_field}",
                 f"{type_name}.{ref_field}: one row per referenced {target if target != '*' else 'record'} id",
                 [
                     Column(f"{type_name}_id", TEXT, "", (tname, "id")),
-                    Column(f"{ref_field.rstrip('s')}", TEXT, "", (names[target], "id") if target != "*" else None),
+                    Column(ref_col, TEXT, "", (names[target], "id") if target != "*" else None),
                     Column("position", INTEGER),
                 ],
             )
@@ -242,6 +243,18 @@ def _build(kb: KB, findings: str) -> dict[str, Table]:
     tables["provenance"] = provenance
     tables["findings"] = _findings(kb, findings)
     return tables
+
+
+def _link_column(type_name: str, field_name: str, target: str) -> str:
+    """Column of a link table holding the referenced id: ``accelerator_id`` for ``accelerator_ids``, else ``<target>_id``.
+
+    When that would repeat the owner column (``benchmark_id`` for ``same_measurement_as``), ``<field>_id``.
+    """
+    if field_name.endswith("_ids"):
+        col = field_name[:-1]
+    else:
+        col = f"{target}_id" if target != "*" else "record_id"
+    return f"{field_name}_id" if col == f"{type_name}_id" else col
 
 
 def _benchmark_extras(existing: set[str]) -> list[tuple[Column, Any]]:

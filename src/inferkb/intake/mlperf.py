@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from ..hardware import candidates
 from . import mlperf_maps as M
+from . import mlperf_rules
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, register, today
 from .common import KB1103
 from .table_rules import KB1111, KB1112, KB1113, KB1114, KB1115
@@ -153,6 +154,7 @@ class TableContext:
         self.model_index = M.model_index(kb)
         self.ids: set[str] = set()
         self.layout = "v6.1"
+        self.repo_url: str | None = options.extra.get("mlperf_repo_url")
 
 
 def _skip(ctx: TableContext, reason: str) -> None:
@@ -196,7 +198,7 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
     division, org, platform = row["Division"].strip(), row["Organization"].strip(), row["Platform"].strip()
     scenario = M.SCENARIOS.get(row["Scenario"].strip().lower())
     value = _num(row["Result"])
-    key = f"summary.csv line {line}"
+    key = f"row {line}" if ctx.layout == "summary_results.json" else f"summary.csv line {line}"
     if value is None or value <= 0:
         _skip(ctx, "unusable-result-value")
         ctx.findings.append(
@@ -222,26 +224,34 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
             f"is undetermined (candidates: {metric}, output_tok_s)."
         )
         metric, unit, status, confidence = None, units, "contested", 0.5
+    elif metric in ("samples_per_s", "request_throughput_rps"):
+        notes.append(f"A vision-language result in {units}: a sample/query rate, not a token rate.")
     if unit_note:
         notes.append(unit_note)
     rid = _bounded_id("mlperf", rnd, division, org, platform, row["Model"], row["Scenario"])
     if rid in ctx.ids:
         rid = _bounded_id(rid, str(line))
     ctx.ids.add(rid)
+    rules = mlperf_rules.load(rnd)
+    outcome = mlperf_rules.apply(rules, row["MlperfModel"], row["Scenario"]) if rules else None
 
     # Hardware: exact string, then (heterogeneous systems) every part must resolve.
     raw_acc = row["accelerator_model_name"].strip()
     nodes, per_node = _int(row["number_of_nodes"]), _int(row["accelerators_per_node"])
-    total = _int(row.get("total_accelerators", "")) if ctx.layout == "v6.1" else None
+    total = _int(row.get("total_accelerators") or "")
     acc_ids: list[str] = []
     alternates: list[str] = []
     hardware_raw: str | None = raw_acc
     count = nodes * per_node if nodes and per_node else None
     gaps: dict[str, dict[str, Any]] = {}
-    if raw_acc.upper() in ("N/A", "") or per_node == 0:
+    if raw_acc.upper() in ("N/A", "") or not per_node:
         ctx.cpu_only += 1
         hardware_raw, count = None, None
         notes.append(f"CPU-only system: accelerator_model_name {raw_acc!r}, accelerators_per_node {row['accelerators_per_node']!r}.")
+        gaps["accelerator_count"] = {
+            "reason": "CPU-only system: the table names no accelerator",
+            "checked": ["accelerator_model_name", "accelerators_per_node"],
+        }
     else:
         found = candidates(ctx.kb, raw_acc)
         if len(found) == 1:
@@ -249,7 +259,11 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
         elif not found:
             parts = M.split_heterogeneous(raw_acc)
             per_part = [candidates(ctx.kb, p) for p in parts] if len(parts) > 1 else []
-            if per_part and all(len(c) == 1 for c in per_part):
+            if len(parts) == 1 and parts[0] != raw_acc:
+                # one part with a stated device count, "... (x87)": look the part up without it
+                found = candidates(ctx.kb, parts[0])
+                acc_ids = found if len(found) == 1 else []
+            elif per_part and all(len(c) == 1 for c in per_part):
                 acc_ids = list(dict.fromkeys(c[0] for c in per_part))
                 notes.append(
                     f"Heterogeneous system: {raw_acc!r} names {len(parts)} accelerator types; "
@@ -258,6 +272,12 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
         if not acc_ids:
             alternates = found
             ctx.unresolved[raw_acc] = ctx.unresolved.get(raw_acc, 0) + 1
+            gaps["accelerator_count"] = {
+                "reason": f"accelerator string {raw_acc!r} resolves to "
+                + (f"several parts ({', '.join(found)})" if found else "no accelerator id of this KB"),
+                "checked": ["accelerator_model_name"],
+            }
+        stated = M.stated_part_count(raw_acc)
         if total is not None and count is not None and total != count:
             ctx.findings.append(
                 KB1112.finding(
@@ -270,7 +290,20 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
             gaps["accelerator_count"] = {
                 "reason": f"nodes x per-node ({count}) contradicts total_accelerators ({total})",
                 "checked": ["number_of_nodes", "accelerators_per_node", "total_accelerators"],
-                "recover": "the submission's system description JSON",
+            }
+            count = None
+        elif stated is not None and count is not None and stated != count:
+            ctx.findings.append(
+                KB1112.finding(
+                    f"{key}: number_of_nodes x accelerators_per_node = {count} but accelerator_model_name says x{stated}; count left null",
+                    path=ctx.path,
+                    field="accelerator_model_name",
+                    extra={"candidates": [count, stated]},
+                )
+            )
+            gaps["accelerator_count"] = {
+                "reason": f"nodes x per-node ({count}) contradicts the '(x{stated})' in accelerator_model_name",
+                "checked": ["number_of_nodes", "accelerators_per_node", "accelerator_model_name"],
             }
             count = None
 
@@ -280,36 +313,29 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
         ctx.engine_notes[engine_note] = ctx.engine_notes.get(engine_note, 0) + 1
         notes.append(engine_note[0].upper() + engine_note[1:] + ".")
 
-    wdt = row.get("weight_data_types", "").strip() if ctx.layout == "v6.1" else ""
+    wdt = (row.get("weight_data_types") or "").strip()
     format_id, format_reason = M.match_format(wdt, ctx.format_index)
     if format_id is None:
-        gaps["format_id"] = {
-            "reason": format_reason,
-            "checked": ["weight_data_types"] if ctx.layout == "v6.1" else [],
-            "recover": "the submission's system description JSON or measurements/ README",
-        }
+        gaps["format_id"] = {"reason": format_reason, "checked": ["weight_data_types"] if "weight_data_types" in row else []}
 
-    stated = {"engine_version": engine_version}
-    conditions = {k: stated.get(k) for k in CONDITION_KEYS}
-    checked = ["summary.csv row (framework, notes)"]
-    recover = f"the submission's measurements/ and code/ directories for {row['Model']}/{row['Scenario']}"
-    for cond in ("dataset", "input_tokens", "output_tokens", "tensor_parallel", "concurrency", "batch_size", "warmup"):
-        gaps[cond] = {
-            "reason": "not stated in the MLPerf summary.csv row; fixed by the MLPerf benchmark definition or the submitter's configuration",
-            "checked": checked,
-            "recover": recover,
-        }
+    stated_conditions: dict[str, Any] = {"engine_version": engine_version}
+    if outcome:
+        stated_conditions.update(outcome.conditions)
+    conditions = {k: stated_conditions.get(k) for k in CONDITION_KEYS}
+    for cond, gap in mlperf_rules.condition_gaps(rules, row["MlperfModel"], row["Scenario"], outcome).items():
+        if conditions.get(cond) is None:
+            gaps[cond] = gap
     if engine_version is None:
-        gaps["engine_version"] = {
-            "reason": "the framework column names no version for a single engine",
-            "checked": ["framework"],
-            "recover": recover,
-        }
+        gaps["engine_version"] = {"reason": "the framework column names no version for a single engine", "checked": ["framework"]}
 
     sources = [ctx.table_source] if ctx.table_source else []
     sources.append(_submission_source(ctx, rnd, division, org, platform))
+    if outcome:
+        sources.extend(s for s in outcome.source_ids if s not in sources)
     location = row["Location"].strip().lstrip("./")
-    base = REPO_URL.format(round=rnd)
+    base = ctx.repo_url or REPO_URL.format(round=rnd)
+    scenario_inferred = row["inferred"].strip() in ("1", "True", "true")
+    tokens_inferred = bool(outcome and outcome.constraints.get("token_latencies") == "inferred")
     submission = {
         "suite": "MLPerf Inference",
         "round": rnd,
@@ -323,7 +349,8 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
         "scenario_raw": row["Scenario"].strip(),
         "result_raw": row["Result"].strip(),
         "units_raw": units,
-        "tokens_inferred": row["inferred"].strip() == "1",
+        "scenario_inferred": scenario_inferred,
+        "tokens_inferred": tokens_inferred,
         "results_path": location,
         "results_url": f"{base}/tree/{ctx.commit or 'main'}/{location}",
         "number_of_nodes": nodes,
@@ -333,10 +360,42 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
         "table_line": line,
         "table_layout": ctx.layout,
     }
-    if submission["tokens_inferred"]:
-        notes.append("The table's 'inferred' flag is 1: LoadGen inferred the token rate from samples x an assumed output length.")
-        confidence = min(confidence, 0.7)
-    model_id = M.resolve_model(row["Model"], ctx.model_index)
+    used_model = (row.get("UsedModel") or "").strip()
+    if used_model and used_model != row["MlperfModel"].strip():
+        submission["used_model"] = used_model
+    if scenario_inferred:
+        # submission_checker.py @0009b1e3: 'inferred' is True when the result is computed from a LoadGen run of another
+        # scenario (Offline from SingleStream/MultiStream, MultiStream from SingleStream), never about token counts.
+        if row["Scenario"].strip().lower() == "interactive":
+            notes.append(
+                "The table's 'inferred' flag is 1, as on every Interactive row: the results folder's scenario (Interactive) "
+                "differs from the one LoadGen ran (a Server run under the Interactive limits); the value is that run's own "
+                "rate. The checker version that sets the flag for this pair was not read."
+            )
+        else:
+            notes.append(
+                "The table's 'inferred' flag is 1: in the submission checker this means the result was computed from a "
+                "LoadGen run of another scenario (which one is in the run's mlperf_log_detail.txt), not that tokens were inferred."
+            )
+            confidence = min(confidence, 0.8)
+    if tokens_inferred:
+        notes.append(
+            "LoadGen infers this benchmark's token counts (infer_token_latencies) instead of counting the tokens the system returned."
+        )
+        confidence = min(confidence, 0.8)
+    # Open division may change the model (retrain, prune, quantise freely): the benchmark name does not identify it.
+    model_id = M.resolve_model(row["Model"], ctx.model_index) if division == "closed" else None
+    if division != "closed":
+        notes.append(
+            f"{division.capitalize()} division: the model may differ from the {row['Model']} reference"
+            + (f" (used: {used_model})" if used_model and used_model != row["MlperfModel"].strip() else "")
+            + "; never ranked with closed results."
+        )
+        gaps["model"] = {
+            "reason": f"{division} division allows a modified model (pruned, retrained, requantised); the table names only the "
+            f"benchmark ({row['Model']!r}) and the submitter's model label",
+            "checked": ["Model", "UsedModel"] if used_model else ["Model"],
+        }
     rec: dict[str, Any] = {
         "id": rid,
         "type": "benchmark",
@@ -346,12 +405,13 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
         "updated": today(),
         "sources": sources,
         "notes": " ".join(notes) or None,
+        "origin": "mlperf-inference",
         "engine_id": engine_id,
         "accelerator_ids": acc_ids,
         "accelerator_count": count,
         "accelerator_alternates": alternates,
         "hardware_raw": hardware_raw,
-        "model": row["Model"].strip(),
+        "model": row["Model"].strip() if division == "closed" else None,
         "model_id": model_id,
         "format_id": format_id,
         "metric": metric,
@@ -361,11 +421,12 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
         "scenario": scenario,
         "conditions": conditions,
         "condition_gaps": gaps,
+        "constraints": outcome.constraints if outcome else {"basis": "benchmark rules", "rules": None},
         "environment": M.environment(framework, row["operating_system"], row["host_processor_model_name"], engine_version),
         "accuracy": M.parse_accuracy(row["Accuracy"]),
         "submission": submission,
         "methodology": f"MLPerf Inference {rnd} {division} division, {row['Scenario']} scenario, run under LoadGen and "
-        f"published in the round's summary.csv; value copied as stated ({units}).",
+        f"published in the round's results table; value copied as stated ({units}).",
         "measured_by": None,
         "reproducible": None,
         "provenance": [
@@ -376,11 +437,21 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
                 "action": "import",
                 "method": f"inferkb.intake.mlperf, {ctx.layout} table layout, line {line}",
                 "evidence": {"field": "Location", "quote": row["Location"].strip()},
-                "basis": "one summary.csv row; numbers copied, units normalised only where stated",
+                "basis": "one results-table row; numbers copied, units normalised only where stated",
                 "numbers_changed": False,
             }
         ],
     }
+    if outcome:
+        rec["provenance"].extend({**p, "date": today()} for p in outcome.provenance)
+    power, power_units = _num(row.get("Power_Result") or ""), (row.get("Power_Units") or "").strip()
+    if power is not None and power_units.lower() == "watts" and nodes == 1:
+        rec["power_w"] = power
+        rec["power_scope"] = "node"
+        rec["energy_basis"] = "MLPerf Power: average system power over the run, measured at the wall (Power_Result, Watts)"
+    elif power is not None:
+        submission["power_result"] = power
+        submission["power_units"] = power_units or None
     return rec
 
 

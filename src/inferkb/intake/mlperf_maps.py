@@ -72,10 +72,29 @@ def metric_for(units: str, value: float) -> tuple[str | None, str, str | None, f
     return None, units.strip(), None, value, f"Unit {units!r} has no metric in the registry."
 
 
+_PART_COUNT = re.compile(r"\(x(\d+)(?:x(\d+))?\)")
+
+
 def split_heterogeneous(raw: str) -> list[str]:
-    """Split ``"A + B"`` / ``"A (x2x8) and B (x2x8)"`` into its accelerator strings (parenthesised counts removed)."""
+    """Split ``"A + B"`` / ``"A (x2x8) and B (x2x8)"`` / ``"A (x32), B (x16)"`` into its accelerator strings.
+
+    Parenthesised counts are removed; a comma separates parts only when the
+    string carries two or more ``(xN)`` counts (a single part's name may hold a comma).
+    """
+    sep = r"\s+\+\s+|\s+and\s+" + (r"|,\s*" if len(_PART_COUNT.findall(raw)) >= 2 else "")
     text = re.sub(r"\([^)]*\)", " ", raw)
-    return [p.strip() for p in re.split(r"\s+\+\s+|\s+and\s+", text) if p.strip()]
+    return [p.strip() for p in re.split(sep, text) if p.strip()]
+
+
+def stated_part_count(raw: str) -> int | None:
+    """The device total an accelerator string states in ``(xN)`` / ``(xAxB)`` counts, summed over its parts; ``None`` if it states none.
+
+    ``"MI355X 288GB HBM3e (x87)"`` -> 87; ``"MI300X (x2x8) and MI355X (x2x8)"`` -> 32.
+    """
+    found = _PART_COUNT.findall(raw)
+    if not found:
+        return None
+    return sum(int(a) * (int(b) if b else 1) for a, b in found)
 
 
 # ---- engines -----------------------------------------------------------------
@@ -213,9 +232,10 @@ def environment(framework: str, os_name: str, cpu: str, engine_version: str | No
         m = re.search(pattern, framework, re.I)
         return m.group(1) if m else None
 
+    placeholder = framework.strip().upper() in ("TODO", "TBD", "N/A", "NA", "")
     return {
         "engine_version": engine_version,
-        "framework": framework or None,
+        "framework": None if placeholder else framework,
         "cuda": grab(r"CUDA(?: Toolkit)?\s+v?(\d[\w.]*)"),
         "rocm": grab(r"ROCm\s+v?(\d[\w.]*)"),
         "torch": grab(r"PyTorch\s+v?(\d[\w.+]*)"),
