@@ -49,7 +49,7 @@ def _all_rules() -> dict:
     from . import validate_rules  # noqa: F401
     from .audit import load_all
     from .derive import load_all as load_derivations
-    from .intake import common, table_rules  # noqa: F401  (register the KB11xx intake rules)
+    from .intake import common, dataset, table_rules  # noqa: F401  (register the KB11xx intake rules)
 
     load_all()
     load_derivations()
@@ -232,8 +232,10 @@ def main() -> None:
     from . import cli_query  # noqa: F401  (registers the query commands)
     from .cli_analysis import ANALYSIS_COMMANDS  # noqa: F401  (importing registers them)
     from .cli_extra import register_extra
+    from .cli_import import register_import
 
     register_extra(cli)
+    register_import(cli)
     try:
         cli.main(standalone_mode=False, prog_name="inferkb")
     except click.exceptions.Exit as exc:

@@ -31,6 +31,7 @@ AUDIT_MODULES = (
     "identity",
     "staleness",
     "device_count",
+    "datasheet",
 )
 
 

@@ -294,7 +294,7 @@ GAP_KEYS = {
     "output_length": ("output_tokens",),
     "engine_version": ("engine_version",),
     "warmup": ("warmup",),
-    "hardware": ("accelerator_count",),
+    "hardware": ("accelerator_count", "accelerator_ids"),
     "model": ("model",),
 }
 

@@ -211,7 +211,17 @@ def _format_bits_from_record(rec: Record) -> float | None:
 
 
 def weight_bytes(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
-    """Bytes per stored weight for the benchmark and where they came from (or why unknown)."""
+    """Bytes per stored weight for the benchmark and where they came from (or why unknown).
+
+    First choice: the weights file's own size over its parameter count, when the
+    harness states both (llama-bench's ``model_size`` bytes and ``model_n_params``,
+    kept in ``submission``) — a GGUF named "F16" may still hold 4-bit experts.
+    Then the format record's bits, then format tokens in the text.
+    """
+    sub = data.get("submission") if isinstance(data.get("submission"), dict) else {}
+    size, params = sub.get("model_size"), sub.get("model_n_params")
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in (size, params)):
+        return size / params, f"model_size / model_n_params stated by the harness ({8 * size / params:.3g} bits per weight)"
     fid = data.get("format_id")
     if isinstance(fid, str) and fid:
         rec = kb.resolve(fid, "quantization")

@@ -21,6 +21,10 @@ INTAKE_MODULES = (
     "mlperf",
     "llmd_report",
     "inferencex",
+    "llm_inference_bench",
+    "llmperf",
+    "localscore",
+    "inferencex_slo",
 )
 
 __all__ = ["IMPORTERS", "Importer", "IntakeOptions", "IntakeResult", "register", "load_all"]

@@ -37,11 +37,14 @@ from __future__ import annotations
 import csv
 import io
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..hardware import candidates
 from . import common as C
+from . import dataset as D
 from .base import Importer, IntakeOptions, IntakeResult, build_conditions, read_input, register, sample_stats
 
 if TYPE_CHECKING:
@@ -140,6 +143,8 @@ def read_rows(raw: bytes, path: Path) -> tuple[str, list[dict[str, Any]]]:
                     rows.append(C.load_json(path, ln.encode()))
                 except InputError as exc:
                     raise InputError(f"JSONL line {i}: {exc}", path=str(path)) from None
+            if rows and all(isinstance(r, dict) and "bench_raw" in r for r in rows):
+                return "jsonl-sweep", [_unwrap_sweep(r) for r in rows]
             return "jsonl", rows
         return "json", [C.load_json(path, raw)]
     first = next((ln for ln in text.splitlines() if ln.strip()), "")
@@ -152,6 +157,41 @@ def read_rows(raw: bytes, path: Path) -> tuple[str, list[dict[str, Any]]]:
         f"table with a 't/s' column (expected fields {', '.join(REQUIRED)})",
         path=str(path),
     )
+
+
+SWEEP_KEYS = (
+    "build",
+    "fa",
+    "b",
+    "hipblaslt",
+    "mode",
+    "value",
+    "tokens_per_sec",
+    "duration_s",
+    "vram_peak_mib",
+    "gtt_peak_mib",
+    "system_ram_peak_mib",
+    "max_power_w",
+    "avg_power_w",
+    "median_power_w",
+    "max_temp_c",
+)
+
+
+def _unwrap_sweep(line: dict[str, Any]) -> dict[str, Any]:
+    """A sweep-script line ``{mode, value, tokens_per_sec, bench_raw: <llama-bench JSON row>, power, memory...}`` as a test row.
+
+    The llama-bench row is ``bench_raw``; the wrapper's own fields go under
+    ``_sweep``. A line whose ``bench_raw`` is null (the test did not finish)
+    becomes ``{"_failed": ...}`` and is not imported.
+    """
+    sweep = {k: line.get(k) for k in SWEEP_KEYS if k in line}
+    inner = line.get("bench_raw")
+    if not isinstance(inner, dict):
+        return {"_failed": sweep}
+    row = dict(inner)
+    row["_sweep"] = sweep
+    return row
 
 
 def _csv_rows(text: str, path: Path) -> list[dict[str, Any]]:
@@ -287,6 +327,9 @@ def row_record(
     cpu = (row.get("cpu_info") or "").strip() if isinstance(row.get("cpu_info"), str) else ""
     devices = row.get("_devices") or []
     hw_raw = gpu or (", ".join(devices) if devices else None) or cpu or None
+    if gpu and cpu and not options.hardware_raw and not options.accelerator and not candidates(kb, gpu) and len(candidates(kb, cpu)) == 1:
+        # An APU's GPU reports a generic name ("AMD Radeon Graphics"); its CPU string names the GPU ("... w/ Radeon 8060S").
+        hw_raw = cpu
     model_file = row.get("model_filename")
     model = options.model or (re.split(r"[\\/]", model_file)[-1] if isinstance(model_file, str) and model_file else row.get("model"))
     config: dict[str, Any] = {}
@@ -309,6 +352,14 @@ def row_record(
         stated.setdefault("warmup", row["n_gen_warmup"] if row["n_gen_warmup"] else False)
     relevant = ("batch_size", "warmup", "engine_version") + (("input_tokens",) if n_prompt else ()) + (("output_tokens",) if n_gen else ())
     conditions, gaps = build_conditions(stated, FMT, [f"the llama-bench {form} row", "command-line options"], relevant)
+    # A pp test generates nothing and a tg test starts from an empty prompt: the length is 0, which the
+    # schema's minimum of 1 cannot hold, so it is stated as a reasoned gap rather than left unexplained.
+    checked = [f"the llama-bench {form} row"]
+    if n_gen == 0 and conditions.get("output_tokens") is None:
+        gaps["output_tokens"] = {"reason": "pp test: n_gen is 0, no token is generated; the rate counts prompt tokens", "checked": checked}
+    if n_prompt == 0 and conditions.get("input_tokens") is None:
+        ctx = f" with {depth} tokens already in the KV cache (n_depth)" if depth else ""
+        gaps["input_tokens"] = {"reason": f"tg test: n_prompt is 0, generation starts from an empty prompt{ctx}", "checked": checked}
     if "batch_size" in gaps:
         gaps["batch_size"]["reason"] = (
             "llama-bench states no count of concurrent sequences; n_batch/n_ubatch are "
@@ -334,14 +385,35 @@ def row_record(
         options=options,
     )
     rec["model"] = model
-    C.apply_hardware(rec, kb, options, hw_raw, result.findings, path=path, count_from_file=_device_count(row, gpu))
+    entry = D.hardware_from_map(options, hw_raw) if hw_raw else None
+    hw_options = replace(options, accelerator=entry["id"]) if entry else options
+    C.apply_hardware(rec, kb, hw_options, hw_raw, result.findings, path=path, count_from_file=_device_count(row, gpu))
+    if entry:
+        rec["provenance"] = [
+            {
+                "date": rec["updated"],
+                "tag": "intake-llama-bench",
+                "field": "accelerator_ids",
+                "action": "import",
+                "method": f"hardware string {hw_raw!r} identified by the run's own system description",
+                "evidence": entry.get("evidence"),
+                "basis": entry.get("basis", ""),
+                "numbers_changed": False,
+            }
+        ]
     rec["conditions"], rec["condition_gaps"] = conditions, gaps
     rec["arms"] = [{"id": "run", "label": label, "config": config, "stats": stats, "unit": "tok/s"}]
     rec["baseline_arm"] = "run"
-    sub: dict[str, Any] = {"harness": f"llama-bench -o {form}", "test": label}
+    harness = "llama-bench -o json rows (bench_raw) in a sweep script's JSONL" if form == "jsonl-sweep" else f"llama-bench -o {form}"
+    sub: dict[str, Any] = {"harness": harness, "test": label}
     for key in ("test_time", "model_type", "model_size", "model_n_params", "size", "params", "build_number", "build_commit"):
         if row.get(key) not in (None, ""):
             sub[key] = row[key]
+    sweep = row.get("_sweep")
+    if isinstance(sweep, dict):
+        _apply_sweep(rec, sweep, row, label, index, path, result)
+    sub.update({k: v for k, v in D.pin_for(options, path).items() if k in ("repo", "path", "commit")})
+    rec["origin"] = D.origin_for(options, "harness-intake")
     rec["submission"] = sub
     rec["methodology"] = (
         f"llama-bench {label}: {'prompt tokens' if metric == 'prefill_tok_s' else 'generated tokens' if metric == 'decode_tok_s' else 'prompt + generated tokens'}"
@@ -359,6 +431,42 @@ def row_record(
     if environment:
         rec["environment"] = environment
     return rec
+
+
+def _apply_sweep(
+    rec: dict[str, Any], sweep: dict[str, Any], row: dict[str, Any], label: str, index: int, path: Path, result: IntakeResult
+) -> None:
+    """Fold a sweep wrapper's fields into the record: build variant into the arm config, peaks into ``submission``, power.
+
+    The wrapper's ``tokens_per_sec`` and ``value`` must repeat llama-bench's
+    ``avg_ts`` and n_prompt/n_gen (KB1101 otherwise; llama-bench's own values are kept).
+    """
+    config = rec["arms"][0]["config"]
+    for key, name in (("build", "sweep_build"), ("fa", "sweep_fa_flag"), ("b", "sweep_b_flag"), ("hipblaslt", "sweep_hipblaslt")):
+        if sweep.get(key) not in (None, ""):
+            config[name] = sweep[key]
+    tps, n = sweep.get("tokens_per_sec"), sweep.get("value")
+    expected_n = row.get("n_prompt") if sweep.get("mode") == "pp" else row.get("n_gen")
+    if isinstance(tps, (int, float)) and not C.close(float(tps), float(row["avg_ts"]), rel=1e-6):
+        result.findings.append(
+            C.KB1101.finding(f"line {index}: tokens_per_sec {tps} differs from bench_raw.avg_ts {row['avg_ts']}", path=str(path))
+        )
+    if n is not None and n != expected_n:
+        result.findings.append(
+            C.KB1101.finding(f"line {index}: value {n} differs from the llama-bench token count {expected_n}", path=str(path))
+        )
+    sub = rec.setdefault("submission", {})
+    for key in ("vram_peak_mib", "gtt_peak_mib", "system_ram_peak_mib", "max_power_w", "median_power_w", "max_temp_c", "duration_s"):
+        if isinstance(sweep.get(key), (int, float)):
+            sub[f"sweep_{key}"] = sweep[key]
+    power = sweep.get("avg_power_w")
+    if isinstance(power, (int, float)) and power > 0:
+        rec["power_w"] = float(power)
+        rec["power_scope"] = None
+        rec["energy_basis"] = "avg_power_w of the sweep script over the test (sensor and scope not stated)"
+    rec["name"] += f" [{', '.join(str(config[k]) for k in ('sweep_build', 'sweep_fa_flag', 'sweep_b_flag') if k in config)}" + (
+        ", hipBLASLt]" if config.get("sweep_hipblaslt") else "]"
+    )
 
 
 @register
@@ -381,5 +489,16 @@ class LlamaBench(Importer):
             for i, row in enumerate(rows, 1):
                 if not isinstance(row, dict):
                     raise InputError(f"row {i} is not an object", path=str(path), field=f"[{i - 1}]")
+                if "_failed" in row:
+                    sweep = row["_failed"]
+                    result.stats["skipped"]["test-not-finished"] = result.stats["skipped"].get("test-not-finished", 0) + 1
+                    result.findings.append(
+                        C.KB1102.finding(
+                            "sweep lines with bench_raw null (the llama-bench test did not finish); not imported",
+                            path=str(path),
+                            extra={"example": {k: sweep.get(k) for k in ("build", "fa", "b", "hipblaslt", "mode", "value")}},
+                        )
+                    )
+                    continue
                 bench.append(row_record(row, form, i, path, options, kb, sources, result))
         return C.finish_batch(result, extra, bench, options, "test rows")

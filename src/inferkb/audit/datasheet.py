@@ -1,0 +1,96 @@
+"""Audit ``datasheet-consistency``: accelerator peak-FLOPs rows that contradict each other.
+
+KB1301 ``sparse-dense-mismatch`` (warning): where an accelerator record gives
+both a dense and a sparse peak for the same precision (and the same hardware
+path, the row's ``unit`` such as ``fp64-tensor-core``), the sparse figure
+should be twice the dense one. Vendors quote 2:4 structured sparsity as
+exactly 2x the dense rate (NVIDIA's datasheets print "with sparsity" figures
+that are twice the dense ones; e.g. H100 SXM FP8 3,958 vs 1,979 TFLOPS), so a
+ratio away from 2 means one of the two rows was copied from another mode or
+another part. Tolerance: :data:`TOLERANCE` (3 % of 2x, to absorb datasheet
+rounding such as 989.5 printed as 989). The finding names the precision and
+both values.
+
+Figures: ``{"accelerators": n, "pairs_checked": n, "mismatches": n}``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..rules import Rule, register
+from . import AuditResult, audit
+
+if TYPE_CHECKING:
+    from ..store import KB
+
+TOLERANCE = 0.03
+
+KB1301 = register(
+    Rule(
+        "KB1301",
+        "sparse-dense-mismatch",
+        "warning",
+        "datasheet-consistency",
+        "An accelerator's sparse peak for a precision is not about twice its dense peak for the same precision.",
+        "2:4 structured sparsity doubles the quoted peak and nothing else does; a sparse row that is not 2x the dense row of the "
+        f"same precision and hardware path means one of them came from another mode or another part (tolerance {TOLERANCE:.0%}).",
+        '{"flops": [{"precision": "fp4", "tflops": 494, "dense": true}, {"precision": "fp4", "tflops": 988, "dense": false}]}',
+        '{"flops": [{"precision": "fp8", "tflops": 450, "dense": true}, {"precision": "fp8", "tflops": 1801, "dense": false}]}',
+    )
+)
+
+
+def _rate(row: dict[str, Any]) -> float | None:
+    x = row.get("tflops")
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 else None
+
+
+def sparse_dense_pairs(flops: list[Any]) -> list[tuple[str, list[float], float]]:
+    """``[(label, dense values, sparse value)]`` for every sparse row that has dense rows of the same precision and unit."""
+    groups: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for row in flops:
+        if not isinstance(row, dict) or _rate(row) is None or not isinstance(row.get("precision"), str):
+            continue
+        key = (row["precision"], str(row.get("unit") or ""))
+        kind = "dense" if row.get("dense", True) is not False else "sparse"
+        groups.setdefault(key, {"dense": [], "sparse": []})[kind].append(_rate(row))
+    out = []
+    for (precision, unit), rows in groups.items():
+        label = f"{precision} ({unit})" if unit else precision
+        out.extend((label, rows["dense"], sparse) for sparse in rows["sparse"] if rows["dense"])
+    return out
+
+
+def consistent(dense: list[float], sparse: float, tolerance: float = TOLERANCE) -> bool:
+    """True when ``sparse`` is within ``tolerance`` (relative) of twice one of the ``dense`` values."""
+    return any(abs(sparse - 2 * d) <= tolerance * 2 * d for d in dense)
+
+
+@audit("datasheet-consistency", "accelerator datasheet figures that contradict each other (sparse vs dense peaks)")
+def run(kb: KB) -> AuditResult:
+    """KB1301 for every sparse peak that is not ~2x its dense peak (see the module docstring)."""
+    result = AuditResult("datasheet-consistency")
+    accelerators = pairs = 0
+    for rec in kb.by_type("accelerator"):
+        flops = rec.data.get("flops")
+        if not isinstance(flops, list):
+            continue
+        accelerators += 1
+        for label, dense, sparse in sparse_dense_pairs(flops):
+            pairs += 1
+            if consistent(dense, sparse):
+                continue
+            shown = " / ".join(f"{d:g}" for d in dense)
+            result.findings.append(
+                KB1301.finding(
+                    f"{label}: sparse {sparse:g} TFLOPS is {sparse / max(dense):.3g}x the dense {shown} TFLOPS, not 2x "
+                    f"(tolerance {TOLERANCE:.0%})",
+                    record=rec.key,
+                    path=rec.path,
+                    field="flops",
+                    extra={"precision": label, "dense": dense, "sparse": sparse},
+                )
+            )
+    result.figures = {"accelerators": accelerators, "pairs_checked": pairs, "mismatches": len(result.findings), "tolerance": TOLERANCE}
+    return result
