@@ -326,7 +326,16 @@ def compare(
         from .analysis.pareto import pareto
 
         res = pareto(
-            kb, x=pareto_x, model=model, metric=metric, accelerator=accelerator, engine=engine, fmt=fmt_id, scenario=scenario, vary=varied
+            kb,
+            x=pareto_x,
+            model=model,
+            metric=metric,
+            accelerator=accelerator,
+            engine=engine,
+            fmt=fmt_id,
+            scenario=scenario,
+            origin=origin,
+            vary=varied,
         )
         if plot_path:
             plot.write(plot.pareto_spec(res), plot_path)
@@ -544,10 +553,11 @@ def roofline(model, accelerator, count, fmt_id, batch, context, kv_format, plot_
         click.echo(f"assumes: {a}")
     if res.measured:
         t = _table(
-            f"measured {res.model} on {res.accelerator} (their own device counts)",
+            f"measured {res.model} on {res.accelerator} ({len(res.measured)} benchmark(s), each with its own device count)",
             ["benchmark", "value", "label", "devices", "utilisation", "basis"],
         )
-        for m in res.measured:
+        ordered = sorted(res.measured, key=lambda m: (m.utilisation is None, -(m.utilisation or 0.0), m.id))
+        for m in ordered[:10]:
             t.add_row(
                 m.id,
                 _fmt_num(m.value),
@@ -557,6 +567,8 @@ def roofline(model, accelerator, count, fmt_id, batch, context, kv_format, plot_
                 m.basis,
             )
         _Echo().print(t)
+        if len(ordered) > 10:
+            click.echo(f"  ... {len(ordered) - 10} more, highest utilisation first (--format json lists all)")
     else:
         click.echo("measured: no benchmark of this model on this accelerator alone")
     if plot_path:

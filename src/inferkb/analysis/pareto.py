@@ -130,6 +130,7 @@ def pareto(
     engine: str | None = None,
     fmt: str | None = None,
     scenario: str | None = None,
+    origin: str | None = None,
     vary: Iterable[str] = (),
     records: list[Record] | None = None,
 ) -> ParetoResult:
@@ -153,7 +154,9 @@ def pareto(
     if direction not in ("higher", "lower"):
         raise AnalysisError(f"metric {x_metric!r} has no direction in the registry; a frontier needs one")
     if records is None:
-        records, filters = select(kb, model=model, metric=metric, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario)
+        records, filters = select(
+            kb, model=model, metric=metric, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin
+        )
     else:
         filters = {"records": len(records)}
     skip = (*varied, "load")
