@@ -44,17 +44,9 @@ def validate_only(kb: inferkb.KB, records: list[dict]) -> int:
     staged = []
     for data in records:
         spec = kb.profile.types[data["type"]]
-        rec = Record(f"{spec.dir}/{data['id']}", data["id"], data["type"], spec.dir, f"data/{spec.dir}/{data['id']}.json", data)
-        kb.records[rec.key] = rec
-        staged.append(rec)
-    kb.__dict__.pop("by_id", None)
-    kb.__dict__.pop("_ids_by_type", None)
-    errors = sum(1 for rec in staged for f in validate_record(kb, rec) if f.severity == "error")
-    for rec in staged:
-        kb.records.pop(rec.key, None)
-    kb.__dict__.pop("by_id", None)
-    kb.__dict__.pop("_ids_by_type", None)
-    return errors
+        staged.append(Record(f"{spec.dir}/{data['id']}", data["id"], data["type"], spec.dir, f"data/{spec.dir}/{data['id']}.json", data))
+    with kb.index.staged(staged):
+        return sum(1 for rec in staged for f in validate_record(kb, rec) if f.severity == "error")
 
 
 def big_table(tmp: Path, mib: int) -> Path:

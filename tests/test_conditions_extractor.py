@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -331,12 +330,14 @@ def test_missing_and_null_fields_never_raise():
 # ---- the audit ----------------------------------------------------------------
 
 
-def _fake_kb(records: list[dict]):
-    recs = [SimpleNamespace(key=f"benchmarks/{r['id']}", path=f"data/benchmarks/{r['id']}.json", id=r["id"], data=r) for r in records]
-    return SimpleNamespace(by_type=lambda t: iter(recs if t == "benchmark" else []))
+def _real_kb(tmp_path, records: list[dict]):
+    import inferkb
+    from conftest import write_kb
+
+    return inferkb.open(write_kb(tmp_path / "kb", {f"data/benchmarks/{r['id']}.json": r for r in records}))
 
 
-def test_audit_reports_absent_default_and_from_text_with_figures():
+def test_audit_reports_absent_default_and_from_text_with_figures(tmp_path):
     from inferkb.audit.load_conditions import run
 
     full = bench(
@@ -347,7 +348,7 @@ def test_audit_reports_absent_default_and_from_text_with_figures():
         methodology="1x H100, vLLM 0.6.3, batch size 1, ISL/OSL 512/128, --warm_up 2",
     )
     empty = bench(id="empty", sources=["src-b"])
-    result = run(_fake_kb([full, empty]))
+    result = run(_real_kb(tmp_path, [full, empty]))
     fig = result.figures
     assert fig["records"] == 2 and fig["complete"] == ["benchmarks/full"]
     assert fig["absent_by_condition"]["warmup"] == 1 and fig["present_from_text_by_condition"]["warmup"] == 1

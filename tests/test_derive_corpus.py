@@ -11,8 +11,8 @@ import pytest
 
 import inferkb
 from inferkb import derive
-from inferkb.derive import apply as derive_apply
 from inferkb.derive.base import Proposal, entry_errors, get_path
+from inferkb.store import writer as store_writer
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "inference-research"
 NAMES = ("interconnect-ids", "format-id", "accelerator-alternates")
@@ -110,7 +110,7 @@ def test_interrupted_write_leaves_every_file_old_or_new(corpus, monkeypatch):
     planned = derive.run(inferkb.open(corpus), "format-id", today=TODAY)
     assert len(planned.files) >= 3
     old = _tree(corpus)
-    real = derive_apply.atomic_write_text
+    real = store_writer.atomic_write_text
     calls = []
 
     def flaky(path, text):
@@ -119,10 +119,10 @@ def test_interrupted_write_leaves_every_file_old_or_new(corpus, monkeypatch):
         calls.append(path)
         real(path, text)
 
-    monkeypatch.setattr(derive_apply, "atomic_write_text", flaky)
+    monkeypatch.setattr(store_writer, "atomic_write_text", flaky)
     with pytest.raises(OSError):
         derive.run(inferkb.open(corpus), "format-id", write=True, today=TODAY)
-    monkeypatch.setattr(derive_apply, "atomic_write_text", real)
+    monkeypatch.setattr(store_writer, "atomic_write_text", real)
     shutil.copytree(corpus, corpus.parent / "full")
     derive.run(inferkb.open(corpus.parent / "full"), "format-id", write=True, today=TODAY)
     new = _tree(corpus.parent / "full")
@@ -133,7 +133,7 @@ def test_interrupted_write_leaves_every_file_old_or_new(corpus, monkeypatch):
 
 
 def test_rerun_after_interruption_completes_without_duplicate_provenance(corpus, monkeypatch):
-    real = derive_apply.atomic_write_text
+    real = store_writer.atomic_write_text
     calls = []
 
     def flaky(path, text):
@@ -142,10 +142,10 @@ def test_rerun_after_interruption_completes_without_duplicate_provenance(corpus,
         calls.append(path)
         real(path, text)
 
-    monkeypatch.setattr(derive_apply, "atomic_write_text", flaky)
+    monkeypatch.setattr(store_writer, "atomic_write_text", flaky)
     with pytest.raises(OSError):
         derive.run(inferkb.open(corpus), "format-id", write=True, today=TODAY)
-    monkeypatch.setattr(derive_apply, "atomic_write_text", real)
+    monkeypatch.setattr(store_writer, "atomic_write_text", real)
     derive.run(inferkb.open(corpus), "format-id", write=True, today=TODAY)
     for side in (corpus / "provenance").rglob("*.json"):
         assert len(json.loads(side.read_text(encoding="utf-8"))["provenance"]) == 1

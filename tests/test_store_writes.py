@@ -72,8 +72,8 @@ def test_types_can_be_named_by_directory(tmp_path):
 
 
 def test_the_bundled_kb_of_an_installed_package_is_not_written(tmp_path):
+    from inferkb import KB
     from inferkb.profile import load_profile
-    from inferkb.store import KB
 
     root = tmp_path / "site-packages" / "inferkb" / "kb"  # no pyproject.toml three levels up: an installed wheel
     write_kb(root, {})

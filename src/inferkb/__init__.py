@@ -15,13 +15,15 @@ import os
 
 from .errors import InputError, KBError, KBNotFound, RecordExists, RecordInvalid, UsageError
 from .findings import Finding
+from .kb import KB
 from .report import Report
-from .store import KB, Record
+from .store import Record, Store
 
 __version__ = "0.1.0"
 
 __all__ = [
     "KB",
+    "Store",
     "Record",
     "Report",
     "Finding",

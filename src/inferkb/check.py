@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from .report import Report
 
 if TYPE_CHECKING:
-    from .store import KB
+    from .kb import KB
 
 
 def check(kb: KB, *, select: list[str] | None = None, ignore: list[str] | None = None, max_dangling_refs: int | None = None) -> Report:

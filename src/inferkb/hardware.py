@@ -14,7 +14,8 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .store import KB
+    from .kb import KB
+    from .store import Record
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
 
@@ -26,9 +27,10 @@ def normalise(text: str) -> str:
 
 def alias_index(kb: KB) -> dict[str, list[str]]:
     """``{normalised alias: [accelerator ids]}`` for the KB (cached on the KB object)."""
-    cached = kb.__dict__.get("_alias_index")
-    if cached is not None:
-        return cached
+    return kb.cached("hardware.alias_index", lambda: _alias_index(kb))
+
+
+def _alias_index(kb: KB) -> dict[str, list[str]]:
     index: dict[str, list[str]] = {}
     if "accelerator" in kb.profile.types:
         for rec in kb.by_type("accelerator"):
@@ -38,7 +40,6 @@ def alias_index(kb: KB) -> dict[str, list[str]]:
                     ids = index.setdefault(normalise(name), [])
                     if rec.id not in ids:
                         ids.append(rec.id)
-    kb.__dict__["_alias_index"] = index
     return index
 
 
@@ -136,9 +137,10 @@ def mention_index(kb: KB) -> dict[str, tuple[tuple[str, ...], str]]:
     A phrase that is an alias/name/id of some part keeps ``alias`` strength for exactly those parts;
     derived phrases and family tokens only add parts where no stronger phrase claims the same words.
     """
-    cached = kb.__dict__.get("_mention_index")
-    if cached is not None:
-        return cached
+    return kb.cached("hardware.mention_index", lambda: _mention_index(kb))
+
+
+def _mention_index(kb: KB) -> dict[str, tuple[tuple[str, ...], str]]:
     strong = alias_index(kb)
     derived: dict[str, list[str]] = {}
     family: dict[str, list[str]] = {}
@@ -168,21 +170,18 @@ def mention_index(kb: KB) -> dict[str, tuple[tuple[str, ...], str]]:
         index[phrase] = (tuple(merged), "family")
     for phrase, ids in strong.items():
         index[phrase] = (tuple(ids), "alias")
-    kb.__dict__["_mention_index"] = index
     return index
 
 
 def _first_tokens(kb: KB) -> dict[str, list[int]]:
-    cached = kb.__dict__.get("_mention_first")
-    if cached is not None:
-        return cached
-    first: dict[str, set[int]] = {}
-    for phrase in mention_index(kb):
-        toks = phrase.split()
-        first.setdefault(toks[0], set()).add(len(toks))
-    out = {tok: sorted(lengths, reverse=True) for tok, lengths in first.items()}
-    kb.__dict__["_mention_first"] = out
-    return out
+    def build() -> dict[str, list[int]]:
+        first: dict[str, set[int]] = {}
+        for phrase in mention_index(kb):
+            toks = phrase.split()
+            first.setdefault(toks[0], set()).add(len(toks))
+        return {tok: sorted(lengths, reverse=True) for tok, lengths in first.items()}
+
+    return kb.cached("hardware.mention_first", build)
 
 
 def find_mentions(kb: KB, text: str) -> list[Mention]:
@@ -194,7 +193,7 @@ def find_mentions(kb: KB, text: str) -> list[Mention]:
     if not text:
         return []
     index, first = mention_index(kb), _first_tokens(kb)
-    tokens = normalise(_COUNT_PREFIX.sub(" ", text)).split()
+    tokens = mention_tokens(text)
     out: list[Mention] = []
     i = 0
     while i < len(tokens):
@@ -210,6 +209,11 @@ def find_mentions(kb: KB, text: str) -> list[Mention]:
     return out
 
 
+def mention_tokens(text: str) -> list[str]:
+    """The normalised tokens :func:`find_mentions` scans (device counts removed); ``Mention.start`` indexes them."""
+    return normalise(_COUNT_PREFIX.sub(" ", text)).split()
+
+
 def quote_of(text: str, mention: Mention) -> str:
     """The exact substring of ``text`` that ``mention`` was found from (evidence must quote, not normalise).
 
@@ -222,3 +226,60 @@ def quote_of(text: str, mention: Mention) -> str:
     pattern = r"(?<![A-Za-z0-9])" + r"[^A-Za-z0-9]+".join(map(re.escape, tokens)) + r"(?![A-Za-z0-9])"
     m = re.search(pattern, text, re.IGNORECASE)
     return m.group(0) if m else mention.phrase
+
+
+# Words of accelerator names that do not tell one part from another ("NVIDIA", "PCIe", "GB").
+_VENDOR_WORDS = {
+    "nvidia",
+    "amd",
+    "intel",
+    "apple",
+    "google",
+    "geforce",
+    "radeon",
+    "instinct",
+    "sxm",
+    "pcie",
+    "nvl",
+    "the",
+    "and",
+    "gb",
+    "per",
+    "accelerator",
+    "edition",
+    "workstation",
+    "cloud",
+    "local",
+    "system",
+    "integrated",
+    "gpu",
+    "max",
+    "pro",
+}
+
+
+def accelerator_tokens(acc: Record | None) -> set[str]:
+    """Distinctive lower-case tokens of an accelerator's id, name and aliases ("h100", "mi355x", "gaudi"), vendor words removed."""
+    if acc is None:
+        return set()
+    labels = [acc.id, acc.data.get("name") or ""] + list(acc.data.get("aliases") or [])
+    return {t for label in labels if isinstance(label, str) for t in normalise(label).split() if len(t) >= 2 and t not in _VENDOR_WORDS}
+
+
+def record_accelerator_tokens(kb: KB, data: dict) -> frozenset[str]:
+    """:func:`accelerator_tokens` of every accelerator a benchmark record names in ``accelerator_ids`` (union).
+
+    Tokens are kept per accelerator id on the KB (``kb.cached``), so a KB of many benchmarks computes each once.
+    """
+    ids = data.get("accelerator_ids")
+    if not isinstance(ids, list) or not ids:
+        return frozenset()
+    memo = kb.cached("hardware.tokens", dict)
+    out: set[str] = set()
+    for aid in ids:
+        if isinstance(aid, str):
+            tokens = memo.get(aid)
+            if tokens is None:
+                tokens = memo[aid] = frozenset(accelerator_tokens(kb.resolve(aid, "accelerator")))
+            out |= tokens
+    return frozenset(out)

@@ -170,7 +170,12 @@ def dumps_record(record: dict[str, Any]) -> str:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file in the same directory, fsync, then rename.
+    """Write ``text`` (UTF-8) to ``path`` atomically; see :func:`atomic_write_bytes`."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same directory, fsync, then rename.
 
     An interrupted write leaves either the old file or the new one, never half
     of either. Raises ``OSError`` on failure (the temp file is removed).
@@ -186,8 +191,8 @@ def atomic_write_text(path: Path, text: str) -> None:
             os.umask(umask)
             mode = 0o666 & ~umask
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -1,19 +1,27 @@
-"""The metric registry: name -> dimension, unit, direction (DESIGN.md, "Records").
+"""The metric registry: name -> dimension, unit, direction, measured quantity (DESIGN.md, "Records").
 
 A KB names its registry file in ``kb.toml`` (``[kb] metrics = "metrics.json"``).
 A KB without one (the corpus) has an empty registry and its schema's enum is
-the only check on metric names.
+the only check on metric names; audits that need a metric's meaning fall back
+to inferkb's own registry (:func:`bundled_metrics`). The registry is data:
+``metrics.json`` is the only place metrics are described.
+
+Entry fields: ``name``, ``dimension`` (one of :data:`DIMENSIONS`), ``unit``,
+``direction`` (higher | lower is better), optional ``measures`` (the quantity:
+decode, prefill, throughput, requests, samples, ttft, itl, e2e, memory,
+quality, energy, ratio), ``requires_baseline``, ``description``.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import KBError
 from .jsonio import parse_bytes
 
 if TYPE_CHECKING:
-    from .store import KB
+    from .kb import KB
 
 DIMENSIONS = ("rate", "latency", "ratio", "energy", "quality", "memory")
 
@@ -27,7 +35,24 @@ def load_metrics(kb: KB) -> dict[str, dict[str, Any]]:
     rel = kb.profile.metrics_file
     if not rel:
         return {}
-    path = kb.root / rel
+    return read_registry(kb.root / rel)
+
+
+_BUNDLED: dict[str, dict[str, Any]] | None = None
+
+
+def bundled_metrics() -> dict[str, dict[str, Any]]:
+    """The bundled KB's registry (``src/inferkb/kb/metrics.json``), read once per process."""
+    global _BUNDLED
+    if _BUNDLED is None:
+        from .store import bundled_root
+
+        _BUNDLED = read_registry(bundled_root() / "metrics.json")
+    return _BUNDLED
+
+
+def read_registry(path: Path) -> dict[str, dict[str, Any]]:
+    """``{name: entry}`` of one registry file; :class:`KBError` naming the file and entry when it is malformed."""
     try:
         raw = path.read_bytes()
     except OSError:

@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .profile import ANY_TYPE
-from .validate import _ref_values, schema_doc
+from .schemas import schema_doc
+from .validate import _ref_values
 
 if TYPE_CHECKING:
-    from .store import KB, Record
+    from .kb import KB
+    from .store import Record
 
 OPS = ("!=", ">=", "<=", "=", "<", ">", "~")
 _DATE_LIKE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")

@@ -1,6 +1,10 @@
 """Render a :class:`~inferkb.report.Report` as text, JSON or GitHub annotations.
 
-All reporters share one interface: ``render(report, console)``.
+All reporters share one interface: ``render(report, console)`` (``console``
+is a rich Console or anything with a ``file`` attribute). A reporter is
+registered with :func:`reporter` and becomes a ``--format`` choice of
+``validate``, ``audit`` and ``check``; another package uses the
+``inferkb.reporters`` entry-point group.
 """
 
 from __future__ import annotations
@@ -8,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from . import plugins
 from .findings import Finding
 from .report import Report
 
@@ -17,6 +22,12 @@ if TYPE_CHECKING:
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
+def reporter(name: str):
+    """Decorator registering ``render(report, console)`` as the ``--format`` ``name``."""
+    return plugins.decorator(plugins.REPORTERS, name)
+
+
+@reporter("json")
 def render_json(report: Report, console: Console) -> None:
     """The DESIGN.md document, streamed: one finding per line, so a huge report never exists as one string."""
     out = console.file
@@ -34,6 +45,7 @@ def _gh_escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+@reporter("github")
 def render_github(report: Report, console: Console) -> None:
     """GitHub Actions workflow commands: ``::error file=PATH,title=CODE::message``."""
     level = {"error": "error", "warning": "warning", "info": "notice"}
@@ -59,6 +71,7 @@ def cap_per_code(findings: list[Finding], limit: int | None) -> tuple[list[Findi
     return kept, counts
 
 
+@reporter("text")
 def render_text(report: Report, console: Console, *, max_per_code: int | None = None, title: str = "summary") -> None:
     """One line per finding (``path: CODE slug: message``), then a summary table by code."""
     kept, counts = cap_per_code(sorted(report.findings, key=Finding.sort_key), max_per_code)
@@ -135,4 +148,5 @@ def render_figures(figures: dict[str, Any], console: Console) -> None:
         console.print(f"[bold]{name}[/bold]: " + "  ".join(parts), highlight=False, soft_wrap=True)
 
 
-REPORTERS = {"text": render_text, "json": render_json, "github": render_github}
+# The reporters extension point's items: ``{format name: render}`` (text, json, github, then plugins).
+REPORTERS = plugins.REPORTERS.items

@@ -21,8 +21,10 @@ Codes are stable once released; ranges by family:
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
+from . import plugins
 from .findings import Finding
 
 
@@ -50,19 +52,29 @@ class Rule:
         return Finding(code=self.code, rule=self.slug, severity=sev, message=message, **kw)
 
 
-RULES: dict[str, Rule] = {}
+# The rules extension point's items: ``{code: Rule}``, filled as rule-declaring modules are imported.
+RULES: dict[str, Rule] = plugins.RULES.items
 
 
 def register(rule: Rule) -> Rule:
-    """Add ``rule`` to the registry; a code or slug used twice is a programming error."""
+    """Add ``rule`` to the registry; a code used twice for different rules is a programming error (``ValueError``)."""
     if rule.code in RULES and RULES[rule.code] != rule:
         raise ValueError(f"rule code {rule.code} registered twice")
     RULES[rule.code] = rule
+    caller = sys._getframe(1).f_globals.get("__name__", "?")
+    plugins.RULES.origins.setdefault(rule.code, plugins.Origin(caller))
     return rule
 
 
+def all_rules() -> dict[str, Rule]:
+    """Every rule: loads each extension point whose modules declare rules (validate, audits, derivations, importers)."""
+    plugins.load_all()
+    return RULES
+
+
 def get(code_or_slug: str) -> Rule | None:
-    """Look a rule up by code (case-insensitive) or by slug."""
+    """Look a rule up by code (case-insensitive) or by slug; every rule-declaring plugin is loaded first."""
+    all_rules()
     key = code_or_slug.strip()
     rule = RULES.get(key.upper())
     if rule:

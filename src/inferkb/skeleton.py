@@ -1,4 +1,4 @@
-"""``inferkb new``: write a record skeleton that will validate once filled in.
+"""``inferkb new`` and ``inferkb init``: a record skeleton that will validate once filled in, and a new KB.
 
 The skeleton lists every property of the type's schema (so the author sees
 what can be recorded), with ``null``/empty values, and fills only what is
@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import RecordExists, UsageError
-from .jsonio import atomic_write_text, dumps_record
-from .store import check_id
-from .validate import schema_doc
+from .schemas import schema_doc
+from .store import bundled_root, check_id
 
 if TYPE_CHECKING:
-    from .store import KB
+    from .kb import KB
 
 
 def slugify(name: str) -> str:
@@ -83,5 +82,44 @@ def write_new(kb: KB, type_name: str, name: str, *, record_id: str | None = None
     path = kb.record_path(type_name, record["id"])
     if path.exists():
         raise RecordExists(f"{path} already exists; refusing to overwrite it")
-    atomic_write_text(path, dumps_record(record))
+    # A skeleton is not valid yet (nulls to fill in), so the store writes it without validating.
+    kb.write_records([record], validate=False)
     return path
+
+
+def init_kb(dest: Path, *, with_data: bool = False) -> Path:
+    """Create a new KB at ``dest`` from the bundled one: kb.toml, schemas/, metric registry, empty type dirs.
+
+    ``with_data`` also copies every bundled record. Refuses (UsageError) when
+    ``dest`` exists and is not an empty directory; builds in a temp directory
+    beside ``dest`` and renames it into place, so a failure leaves nothing.
+    """
+    import shutil
+    import tempfile
+
+    dest = Path(dest)
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise UsageError(f"{dest} exists and is not an empty directory")
+    src = bundled_root()
+    parent = dest.resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"{parent} does not exist")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=parent))
+    try:
+        shutil.copy2(src / "kb.toml", tmp / "kb.toml")
+        shutil.copytree(src / "schemas", tmp / "schemas")
+        for extra in src.glob("*.json"):
+            shutil.copy2(extra, tmp / extra.name)
+        if with_data:
+            shutil.copytree(src / "data", tmp / "data")
+        else:
+            for sub in (src / "data").iterdir():
+                if sub.is_dir():
+                    (tmp / "data" / sub.name).mkdir(parents=True)
+        if dest.exists():
+            dest.rmdir()
+        tmp.rename(dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest

@@ -12,92 +12,32 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import jsonschema_rs
 
 from . import validate_rules as R
 from .findings import Finding
-from .jsonio import parse_bytes
 from .profile import ANY_TYPE
 from .report import Report
-from .store import KEBAB, Record, bundled_root
+from .schemas import SchemaSet, schema_doc, schema_file, schema_set
+from .store import KEBAB, Record
 
 if TYPE_CHECKING:
-    from .store import KB
+    from .kb import KB
+
+__all__ = [
+    "validate",
+    "validate_record",
+    "validate_records",
+    "record_rules",
+    "reference_findings",
+    "schema_doc",
+    "schema_file",
+    "SchemaSet",
+]
 
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # Fields whose date says when something was checked; such a date cannot be in the future.
 NO_FUTURE_FIELDS = frozenset({"updated", "accessed"})
-
-
-def schema_file(kb: KB, type_name: str) -> tuple[Path, str] | None:
-    """The schema a type is checked against: ``(path, "kb")`` for the KB's own
-    ``schemas/<type>.schema.json``, else ``(path, "bundled")`` for inferkb's, else ``None``."""
-    own = kb.root / "schemas" / f"{type_name}.schema.json"
-    if own.is_file():
-        return own, "kb"
-    bundled = bundled_root() / "schemas" / f"{type_name}.schema.json"
-    return (bundled, "bundled") if bundled.is_file() else None
-
-
-def schema_doc(kb: KB, type_name: str) -> dict[str, Any] | None:
-    """The parsed schema of :func:`schema_file` (cached on the KB); ``None`` when absent or unparsable."""
-    cache = kb.__dict__.setdefault("_schema_docs", {})
-    if type_name not in cache:
-        found = schema_file(kb, type_name)
-        doc, problem = parse_bytes(found[0].read_bytes()) if found else (None, None)
-        cache[type_name] = doc if problem is None and isinstance(doc, dict) else None
-    return cache[type_name]
-
-
-class SchemaSet:
-    """Compiled validators per type for one KB, with where each schema came from.
-
-    ``origin[type]`` is ``"kb"``, ``"bundled"`` (fallback) or ``None`` (no schema
-    anywhere). ``problems`` holds KB110/KB111 findings met while loading.
-    """
-
-    def __init__(self, kb: KB) -> None:
-        self.validators: dict[str, Any] = {}
-        self.origin: dict[str, str | None] = {}
-        self.problems: list[Finding] = []
-        missing: list[str] = []
-        for type_name in kb.profile.types:
-            found = schema_file(kb, type_name)
-            if found is None:
-                self.origin[type_name] = None
-                continue
-            path, origin = found
-            if origin == "bundled":
-                missing.append(type_name)
-            compiled = self._compile(path, kb.root if origin == "kb" else bundled_root())
-            if compiled is not None:
-                self.validators[type_name] = compiled
-                self.origin[type_name] = origin
-        if missing:
-            own = kb.root / "schemas"
-            where = "has no schemas/ directory" if not own.is_dir() else f"has no schema for: {', '.join(missing)}"
-            self.problems.append(
-                R.KB110.finding(
-                    f"the KB {where}; those records were validated against inferkb's bundled schemas",
-                    path="schemas/",
-                    extra={"types": missing},
-                )
-            )
-
-    def _compile(self, path: Path, root: Path) -> Any | None:
-        rel = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
-        schema, problem = parse_bytes(path.read_bytes())
-        if problem:
-            self.problems.append(R.KB111.finding(f"schema does not parse: {problem.message}", path=rel))
-            return None
-        try:
-            return jsonschema_rs.validator_for(schema)
-        except (jsonschema_rs.ValidationError, ValueError, jsonschema_rs.ReferencingError) as exc:
-            self.problems.append(R.KB111.finding(f"not a valid JSON Schema: {exc}", path=rel))
-            return None
 
 
 def _json_path(parts: Iterable[Any]) -> str:
@@ -275,7 +215,7 @@ def reference_findings(kb: KB, recs: Iterable[Record]) -> tuple[list[Finding], i
 def validate_record(kb: KB, rec: Record, *, today: _dt.date | None = None) -> list[Finding]:
     """Schema, record rules and references for one record (used before writing)."""
     today = today or _dt.date.today()
-    schemas = _schemas(kb)
+    schemas = schema_set(kb)
     out = list(_schema_findings(rec, schemas.validators[rec.type])) if rec.type in schemas.validators else []
     out.extend(record_rules(kb, rec, today))
     refs, _ = reference_findings(kb, [rec])
@@ -283,11 +223,13 @@ def validate_record(kb: KB, rec: Record, *, today: _dt.date | None = None) -> li
     return out
 
 
-def _schemas(kb: KB) -> SchemaSet:
-    cached = kb.__dict__.get("_schema_set")
-    if cached is None:
-        cached = kb.__dict__["_schema_set"] = SchemaSet(kb)
-    return cached
+def validate_records(kb: KB, records: list[Record]) -> list[Finding]:
+    """:func:`validate_record` for each record: the check the KB facade passes to ``write_records``."""
+    today = _dt.date.today()
+    out: list[Finding] = []
+    for rec in records:
+        out.extend(validate_record(kb, rec, today=today))
+    return out
 
 
 def validate(
@@ -308,7 +250,7 @@ def validate(
     """
     today = today or _dt.date.today()
     types = [kb.type_spec(t).name for t in types] if types else None
-    schemas = _schemas(kb)
+    schemas = schema_set(kb)
     findings: list[Finding] = list(kb.load_findings) + list(schemas.problems)
     recs = [r for r in kb.records.values() if not types or r.type in types]
     for rec in recs:

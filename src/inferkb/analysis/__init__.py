@@ -1,6 +1,6 @@
 """Analyses over a loaded KB: every answer shows its inputs, its formula and its sources.
 
-Modules (each a documented Python API; the CLI in :mod:`inferkb.cli_analysis` wraps them):
+Modules (each a documented Python API; the CLI in :mod:`inferkb.cli.analysis` wraps them):
 
 - :mod:`~inferkb.analysis.comparability` — class keys, what splits two records;
 - :mod:`~inferkb.analysis.compare` — select, group into classes, rank within each;

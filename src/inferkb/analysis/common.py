@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 # Token basis by metric name (shared data contract: the metric name carries the basis).
 TOKEN_BASIS: dict[str, str] = {
@@ -41,30 +42,28 @@ def is_number(value: Any) -> bool:
 
 
 def lookup(kb: KB, ref: str, type_name: str, *, what: str | None = None) -> Record:
-    """The record of ``type_name`` with id (or ``dir/id``, name or alias) ``ref``.
+    """The record of ``type_name`` that ``ref`` names: an id (or ``dir/id``), else a name or alias.
 
-    Tries the id first, then an exact (case-insensitive) match on ``name`` or
-    an entry of ``aliases``. Raises :class:`AnalysisError` naming up to five
-    near matches of that type when nothing matches, or listing the candidates
-    when a name or alias matches several records.
+    Names go through the one resolver (:func:`inferkb.resolve.resolve`: exact
+    alias, then normalised; candidates listed, never chosen between). Raises
+    :class:`AnalysisError` listing the candidates when ``ref`` fits several
+    records, or naming up to five near matches of that type when it fits none.
     """
+    from ..resolve import resolve
+
     label = what or type_name
     if type_name not in kb.profile.types:
         raise AnalysisError(f"this KB has no {type_name} records (no type {type_name!r})")
     rec = kb.resolve(ref, type_name)
     if rec is not None:
         return rec
-    wanted = ref.strip().lower()
-    hits = [
-        r
-        for r in kb.by_type(type_name)
-        if str(r.data.get("name") or "").lower() == wanted
-        or any(isinstance(a, str) and a.lower() == wanted for a in r.data.get("aliases") or [])
-    ]
-    if len(hits) == 1:
-        return hits[0]
-    if len(hits) > 1:
-        raise AnalysisError(f"{label} {ref!r} is ambiguous: {', '.join(h.id for h in hits)}")
+    res = resolve(kb, type_name, ref)
+    if res.id is not None:
+        found = kb.resolve(res.id, type_name)
+        if found is not None:
+            return found
+    if res.ambiguous or len(res.ids) > 1:
+        raise AnalysisError(f"{label} {ref!r} is ambiguous: {', '.join(res.ids)}; give one id")
     near = suggest(kb, ref, type_name)
     hint = f"; did you mean: {', '.join(near)}" if near else ""
     raise AnalysisError(f"no {label} {ref!r} in {kb.root}{hint}")

@@ -27,7 +27,8 @@ from .common import AnalysisError, is_number, lookup, mlperf_division, mlperf_ro
 from .comparability import CONDITION_NAMES, check_vary, conditions_of, key_id
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 
 @dataclass

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .common import AnalysisError, devices_of, is_number, lookup, rate_label, token_basis
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 PRICE_SCOPES = ("per-device", "per-instance", "per-module")
 COSTABLE_METRICS = ("output_tok_s", "total_tok_s", "decode_tok_s", "tps_aggregate")

@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any
 from .common import AnalysisError, is_number, lookup, positive_int, require_number
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 # vLLM's default --gpu-memory-utilization is 0.9 (the share of device memory the engine may use).
 DEFAULT_USABLE = 0.9

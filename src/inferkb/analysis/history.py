@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .common import AnalysisError, is_number, lookup, mlperf_division, mlperf_round, per_accelerator, rate_label, round_order
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 SOFTWARE_FIELDS = (
     ("engine", lambda d: d.get("engine_id")),

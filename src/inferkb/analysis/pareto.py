@@ -25,7 +25,8 @@ from .comparability import check_vary, conditions_of, key_id
 from .compare import select
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 PARETO_NEVER_VARIED = frozenset({"accelerator_count", "hardware", "format"})
 _STATS = ("p50", "mean", "p90", "p95", "p99", "p999", "min", "max")

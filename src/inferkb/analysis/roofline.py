@@ -30,7 +30,8 @@ from .common import AnalysisError, devices_of, is_number, lookup, positive_int, 
 from .fit import DEFAULT_KV_FORMAT, bytes_per_element, kv_geometry
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 DECODE_RATE_METRICS = ("tok_s_per_user", "decode_tok_s")
 THROUGHPUT_METRICS = ("output_tok_s", "total_tok_s", "prefill_tok_s", "tps_aggregate")

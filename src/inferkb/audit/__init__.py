@@ -1,38 +1,29 @@
 """Audits: read-only checks over the whole KB that produce findings and figures.
 
-Each audit is a module in this package that decorates one function with
-:func:`audit`; adding an audit is adding a module and naming it in
-:data:`AUDIT_MODULES`. An audit function takes the loaded :class:`~inferkb.store.KB`
-and returns an :class:`AuditResult`; it never writes.
+Each audit is a module that decorates one function with :func:`audit`;
+adding a built-in audit is adding a module here and naming it once in
+:data:`inferkb.plugins.BUILTINS` ``["audits"]`` (another package uses the
+``inferkb.audits`` entry-point group). An audit function takes the loaded
+:class:`~inferkb.KB` and returns an :class:`AuditResult`; it never writes.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import plugins
 from ..errors import UsageError
 from ..findings import Finding
 from ..report import Report
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
-# Order is the order `inferkb audit` / `check` run and print them.
-AUDIT_MODULES = (
-    "load_conditions",
-    "metric_consistency",
-    "plausibility",
-    "model_geometry",
-    "citations",
-    "provenance_tiers",
-    "identity",
-    "staleness",
-    "device_count",
-    "datasheet",
-)
+# The built-in audit modules (short names), in the order `inferkb audit` / `check` run and print them;
+# declared in inferkb.plugins.BUILTINS, kept here for code written before the registry.
+AUDIT_MODULES = tuple(m.rsplit(".", 1)[1] for m in plugins.BUILTINS["audits"])
 
 
 @dataclass
@@ -53,24 +44,23 @@ class AuditSpec:
     func: Callable[[KB], AuditResult]
 
 
-AUDITS: dict[str, AuditSpec] = {}
+# The audits extension point's items: ``{name: AuditSpec}`` in registration order.
+AUDITS: dict[str, AuditSpec] = plugins.AUDITS.items
 
 
 def audit(name: str, description: str) -> Callable:
-    """Decorator registering ``func(kb) -> AuditResult`` as the audit ``name``."""
+    """Decorator registering ``func(kb) -> AuditResult`` as the audit ``name`` (the one registration style for audits)."""
 
     def deco(func: Callable[[KB], AuditResult]) -> Callable[[KB], AuditResult]:
-        AUDITS[name] = AuditSpec(name, description, func)
+        plugins.AUDITS.register(name, AuditSpec(name, description, func), module=func.__module__)
         return func
 
     return deco
 
 
 def load_all() -> dict[str, AuditSpec]:
-    """Import every audit module (registering them) and return the registry."""
-    for mod in AUDIT_MODULES:
-        importlib.import_module(f"{__name__}.{mod}")
-    return AUDITS
+    """Load every audit (built-in modules, then ``inferkb.audits`` entry points) and return ``{name: AuditSpec}``."""
+    return plugins.AUDITS.load()
 
 
 def run_audits(

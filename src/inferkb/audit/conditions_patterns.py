@@ -16,8 +16,10 @@ callers can skip a search on text without them (:func:`may_match`).
 
 from __future__ import annotations
 
+import functools
 import re
 
+from ..resolve import default_engine_names
 from .conditions_lexing import (  # noqa: F401  (re-exported: callers and tests use P.<name>)
     _ANY_TEXT,
     _BOUNDARY,
@@ -226,8 +228,11 @@ COUNT = [
     _k(re.compile(r"\b(\d{1,4})\s?[x×]\s?" + ACC), "x|×"),
     _k(re.compile(r"\b(\d{1,4})-GPU\b", IC), "-gpu"),
     _k(re.compile(r"\b(\d{1,4})\s+(?:" + ACC + r"\s+)?GPUs\b"), "gpus"),
-    _k(re.compile(r"\b(single|one)[- ]GPU\b|\b(single)\s+" + ACC, IC), "single|one"),
+    _k(re.compile(r"\b(single|one)[- ]GPU\b|\b(single|one)\s+" + ACC, IC), "single|one"),
 ]
+# "4x Test GPU 1000": a count before any capitalised name, counted only when the words after it name the
+# record's own accelerator (conditions_text.device_count checks them against the accelerator's tokens).
+COUNT_NAMED = _k(re.compile(r"(?<![\w.])(\d{1,4})\s*[x\u00d7]\s*(?=[A-Z])"), "x|\u00d7")
 TP_SIZE = _k(
     re.compile(r"\bTP\s?=?\s?(\d+)\b|tensor[- ]parallel(?:[- ]size)?\s*=?\s*(\d+)|\btp_size\s+(\d+)|(?:^|\s)-tp\s+(\d+)|\btp(\d+)\b", IC),
     _then("tp", _WS + "=" + _DIGITS),
@@ -242,17 +247,6 @@ MODEL_IN_NAME = re.compile(
     r"[\w.\- ]{0,24}?\d+(?:\.\d+)?[BMT]\b"
 )
 
-# Engine ids -> how the prose names them.
-ENGINE_ALIASES: dict[str, str] = {
-    "vllm": r"vLLM|vllm",
-    "sglang": r"SGLang",
-    "tensorrt-llm": r"TensorRT-LLM|TRT-LLM",
-    "llama-cpp": r"llama\.cpp|llama-server|llama-bench",
-    "ollama": r"Ollama",
-    "mlx-lm": r"mlx-lm|MLX-LM",
-    "lm-eval-harness": r"lm-evaluation-harness|lm-eval",
-    "fastertransformer": r"FasterTransformer",
-}
 # Version right after the engine's name: "vLLM 0.22.0", "Ollama v0.21.2",
 # "TensorRT-LLM v0.5.0". A trailing "+" ("SGLang v0.4+") is a lower bound.
 VERSION_AFTER = r"(?:\s+|-|/)(?:release\s+)?(v?\d+\.\d+(?:\.\d+)*(?:[a-z]+\d*)?(?:\.dev\d+)?(?:\+[0-9a-z.]+)?)(?![\w+])"
@@ -298,21 +292,19 @@ GAP_KEYS = {
     "model": ("model",),
 }
 
-# Per engine id, (kind, pattern) for a release or commit named right after the engine.
-# Every such pattern starts with the engine's name: its pre-filter literals.
-ENGINE_KEYS: dict[str, tuple[str, ...]] = {
-    "vllm": ("vllm",),
-    "sglang": ("sglang",),
-    "tensorrt-llm": ("tensorrt-llm", "trt-llm"),
-    "llama-cpp": ("llama.cpp", "llama-server", "llama-bench"),
-    "ollama": ("ollama",),
-    "mlx-lm": ("mlx-lm",),
-    "lm-eval-harness": ("lm-eval",),
-    "fastertransformer": ("fastertransformer",),
-}
-ENGINE_PATTERNS: dict[str, list[tuple[str, re.Pattern[str]]]] = {
-    eid: [
-        (kind, _k(re.compile(rf"(?:{alias}){tail}"), *ENGINE_KEYS[eid]))
+
+@functools.cache
+def engine_patterns(names: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """``((kind, pattern), ...)`` for a release or commit named right after one of an engine's ``names``.
+
+    The names come from the KB's engine records (:func:`inferkb.resolve.engine_names`),
+    never from a list in code; every pattern starts with one of them, so they are
+    its pre-filter literals. Compiled once per set of names.
+    """
+    alias = "|".join(re.escape(n) for n in names)
+    keys = "|".join(dict.fromkeys(n.lower() for n in names))
+    return tuple(
+        (kind, _k(re.compile(rf"(?:{alias}){tail}"), keys))
         for kind, tail in (
             ("release", RELEASE_TAG),
             ("commit", COMMIT_AFTER),
@@ -320,6 +312,10 @@ ENGINE_PATTERNS: dict[str, list[tuple[str, re.Pattern[str]]]] = {
             ("release", VERSION_AFTER),
             ("commit", HASH_SUFFIX),
         )
-    ]
-    for eid, alias in ENGINE_ALIASES.items()
+    )
+
+
+# The patterns for the bundled KB's engines: what a record assessed without its KB is read with.
+ENGINE_PATTERNS: dict[str, list[tuple[str, re.Pattern[str]]]] = {
+    eid: list(engine_patterns(names)) for eid, names in default_engine_names().items()
 }

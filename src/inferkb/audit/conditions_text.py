@@ -36,6 +36,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..hardware import normalise
+from ..resolve import default_engine_names
 from . import conditions_patterns as P
 
 CONDITIONS = ("model", "hardware", "batch_or_concurrency", "input_length", "output_length", "engine_version", "warmup")
@@ -78,6 +80,7 @@ _VALUE_PATTERNS = {
 # (aspect, term, its pre-filter keys, the value patterns whose matches it ignores)
 _ASPECTS = [(a, term, P.KEYS[id(term)], _VALUE_PATTERNS.get(a, ())) for a, term in P.TERMS.items()]
 _NA = re.compile(r"^\s*N/?A\b")
+_DEFAULT_ENGINES = default_engine_names()
 _may = P.may_match
 
 
@@ -106,8 +109,10 @@ class _Hit:
 class _Record:
     """Text fields split into clauses, with negations and harness-default statements found once."""
 
-    def __init__(self, record: dict) -> None:
+    def __init__(self, record: dict, engines: dict[str, tuple[str, ...]] | None = None, accelerator_tokens=None) -> None:
         self.record = record
+        self.engines = engines
+        self.accelerator_tokens = frozenset(accelerator_tokens or ())
         self.texts = {f: record[f] for f in TEXT_FIELDS if isinstance(record.get(f), str) and record[f]}
         split = {f: P.split_clauses(t) for f, t in self.texts.items()}
         self.clauses: dict[str, list[str]] = {f: [c for c, _ in parts] for f, parts in split.items()}
@@ -297,53 +302,127 @@ def _model(rec: _Record) -> ConditionAssessment:
     return _absent("model", rec, "no model field and no model named in the record name")
 
 
-def _hardware(rec: _Record) -> ConditionAssessment:
-    ids = [a for a in rec.record.get("accelerator_ids") or [] if isinstance(a, str)]
+@dataclass(frozen=True, slots=True)
+class DeviceCount:
+    """How many devices a benchmark record says its value ran on: ``count`` (``None`` when unknown or
+    ambiguous), the ``field`` and exact ``quote`` it was read from, and ``reason`` (the basis, or why none).
+
+    The one reading of device counts: the load-conditions audit (the ``hardware``
+    condition) and the physical-plausibility audit (the devices a rate is divided
+    over) both use :func:`device_count`, so they cannot disagree.
+    """
+
+    count: int | None
+    field: str | None
+    quote: str | None
+    reason: str
+
+
+# Words that say nothing about which part a count is of ("8x GPUs", "single GPU").
+_GENERIC_DEVICE_WORDS = frozenset({"gpu", "gpus", "nvidia", "amd", "intel", "google", "instinct", "radeon", "single", "one"})
+_LEADING_COUNT = re.compile(r"^\s*\d{1,4}\s?[x\u00d7]\s?|^\s*(?:single|one)\b", re.I)
+
+
+def _same_part_word(word: str, token: str) -> bool:
+    """A quoted word names the accelerator's token: equal, or one a variant suffix of the other ("MI50" / "mi50x")."""
+    if word == token:
+        return True
+    short, long_ = sorted((word, token), key=len)
+    return len(short) >= 4 and any(c.isdigit() for c in short) and long_.startswith(short) and long_[len(short) :].isalpha()
+
+
+def _names_other_part(quote: str, accelerator_tokens: frozenset[str]) -> bool:
+    """True when a count's quote names an accelerator that is not the record's ("8xMI325X" in an MI355X record)."""
+    if not accelerator_tokens:
+        return False
+    words = {t for t in normalise(_LEADING_COUNT.sub(" ", quote)).split() if t not in _GENERIC_DEVICE_WORDS and not t.isdigit()}
+    return bool(words) and not any(_same_part_word(w, t) for w in words for t in accelerator_tokens)
+
+
+def _named_counts(rec: _Record) -> list[_Hit]:
+    """``N x <name>`` counts whose following words name the record's accelerator (any spelling of its name)."""
+    tokens = rec.accelerator_tokens
+    if not tokens or not _may(P.COUNT_NAMED, rec.vlow):
+        return []
+    out = []
+    for fld, clause, low in rec.value_clauses("hardware"):
+        if not _may(P.COUNT_NAMED, low):
+            continue
+        for m in P.COUNT_NAMED.finditer(clause):
+            following = normalise(clause[m.end() : m.end() + 30]).split()[:4]
+            if tokens.intersection(following) and not _bounded(clause, low, m, m.end(1)):
+                out.append(_Hit(int(m.group(1)), fld, clause[m.start() : m.end() + 12].strip()))
+    return out
+
+
+def _highest_field(hits: list[_Hit]) -> list[_Hit]:
+    """The hits of the highest-priority field that has any (as :func:`_scan` keeps them)."""
+    for fld in VALUE_FIELDS:
+        kept = [h for h in hits if h.field == fld]
+        if kept:
+            return kept
+    return []
+
+
+def _device_count(rec: _Record) -> DeviceCount:
     count = rec.record.get("accelerator_count")
-    hits: list[_Hit] = []
-    if isinstance(count, int) and count > 0:
-        hits = [_Hit(count, "accelerator_count", str(count))]
-    elif "hardware" not in rec.negated:
-        hits = _scan(rec, P.COUNT, "hardware")
+    if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+        return DeviceCount(count, "accelerator_count", str(count), "accelerator_count")
+    if "hardware" in rec.negated:
+        return DeviceCount(None, None, None, _negation_reason(rec, ("hardware",)) or "the record says the hardware is not given")
+    hits = [h for h in _scan(rec, P.COUNT, "hardware") if not _names_other_part(h.quote, rec.accelerator_tokens)]
+    hits = _highest_field(hits + _named_counts(rec))
     counts = {h.value for h in hits}
-    # The TP/DP/EP layout matters only for a single count read from the text.
-    tp = other = None
-    if len(counts) == 1 and hits[0].field != "accelerator_count":
-        tp = _may(P.TP_SIZE, rec.vlow) and {
-            int(next(g for g in m.groups() if g))
-            for _, c, low in rec.value_clauses()
-            if _may(P.TP_SIZE, low)
-            for m in P.TP_SIZE.finditer(c)
-        }
-        other = tp and any(_may(P.OTHER_PARALLEL, low) and P.OTHER_PARALLEL.search(c) for _, c, low in rec.value_clauses())
-    if tp and max(tp) < min(counts) and not other:
-        return _absent(
-            "hardware",
-            rec,
-            f"ambiguous count: {hits[0].quote!r} but tensor-parallel size {max(tp)} with no DP/EP stated",
-            {"accelerators": ids} if ids else None,
-        )
+    if not hits:
+        return DeviceCount(None, None, None, "no device count is stated in name, unit or methodology")
     if len(counts) > 1:
-        return _absent(
-            "hardware", rec, f"ambiguous count: {', '.join(sorted({h.quote for h in hits}))}", {"accelerators": ids} if ids else None
-        )
-    if ids and hits:
-        h = hits[0]
+        return DeviceCount(None, hits[0].field, None, f"ambiguous count: {', '.join(sorted({h.quote for h in hits}))}")
+    # The TP/DP/EP layout matters only for a single count read from the text.
+    tp = _may(P.TP_SIZE, rec.vlow) and {
+        int(next(g for g in m.groups() if g)) for _, c, low in rec.value_clauses() if _may(P.TP_SIZE, low) for m in P.TP_SIZE.finditer(c)
+    }
+    other = tp and any(_may(P.OTHER_PARALLEL, low) and P.OTHER_PARALLEL.search(c) for _, c, low in rec.value_clauses())
+    h = hits[0]
+    if tp and max(tp) < h.value and not other:
+        return DeviceCount(None, h.field, h.quote, f"ambiguous count: {h.quote!r} but tensor-parallel size {max(tp)} with no DP/EP stated")
+    return DeviceCount(h.value, h.field, h.quote, f"device count from {h.field}: {h.quote!r}")
+
+
+def device_count(record: dict, *, accelerator_tokens=None) -> DeviceCount:
+    """Read the device count of one benchmark record (see :class:`DeviceCount`).
+
+    Order: ``accelerator_count``; else a count quoted from ``name``, ``unit``
+    or ``methodology`` (the highest-priority field with one): ``8x H100``,
+    ``8-GPU``, ``4 GPUs``, ``single GPU``, ``one L4``. ``accelerator_tokens``
+    (distinctive tokens of the record's accelerator, e.g. ``{"mi355x"}``) drops
+    counts of another part ("8xMI325X" quoted from a sibling submission).
+    Several distinct counts, or a count larger than a stated TP size with no
+    DP/EP, give ``None`` as ambiguous; a clause saying the hardware is not
+    given gives ``None``. Never raises.
+    """
+    return _device_count(_Record(record if isinstance(record, dict) else {}, accelerator_tokens=accelerator_tokens))
+
+
+def _hardware(rec: _Record, dev: DeviceCount) -> ConditionAssessment:
+    ids = [a for a in rec.record.get("accelerator_ids") or [] if isinstance(a, str)]
+    if dev.count is None and dev.reason.startswith("ambiguous"):
+        return _absent("hardware", rec, dev.reason, {"accelerators": ids} if ids else None)
+    if ids and dev.count is not None:
         return ConditionAssessment(
             "hardware",
             "present",
-            {"accelerators": ids, "count": h.value},
-            {"field": h.field, "quote": h.quote},
+            {"accelerators": ids, "count": dev.count},
+            {"field": dev.field, "quote": dev.quote},
             None,
-            ["accelerator_ids", h.field],
+            ["accelerator_ids", dev.field],
         )
     neg = _negation_reason(rec, ("hardware",))
-    if not ids and hits:
+    if not ids and dev.count is not None:
         return _absent(
             "hardware",
             rec,
-            f"accelerator half missing: accelerator_ids is empty (count {hits[0].value} from {hits[0].quote!r})",
-            {"count": hits[0].value},
+            f"accelerator half missing: accelerator_ids is empty (count {dev.count} from {dev.quote!r})",
+            {"count": dev.count},
         )
     if ids:
         return _absent(
@@ -435,7 +514,8 @@ def _engine_version(rec: _Record) -> ConditionAssessment:
         return _absent("engine_version", rec, "no engine_id, so there is no engine whose version could be stated")
     if "engine_release" in rec.negated:
         return _decide("engine_version", rec, [], ("engine_release",), "engine version")
-    patterns = list(P.ENGINE_PATTERNS.get(engine, []))
+    names = (rec.engines or _DEFAULT_ENGINES).get(engine) or (engine,)
+    patterns = list(P.engine_patterns(names))
     if engine == "llama-cpp":
         patterns.append(("commit", P.LLAMACPP_BUILD))
     if "engine_commit" in rec.negated:
@@ -477,23 +557,34 @@ def _warmup(rec: _Record) -> ConditionAssessment:
     return _decide("warmup", rec, hits, ("warmup",), "warmup")
 
 
-def assess(record: dict) -> dict[str, ConditionAssessment]:
+def assess(record: dict, *, engines: dict[str, tuple[str, ...]] | None = None, accelerator_tokens=None) -> dict[str, ConditionAssessment]:
     """Assess all seven load conditions of one benchmark record.
 
     ``record`` is the parsed JSON dict (bundled or sample-corpus schema);
-    missing or null fields are treated as not stated. Returns a dict keyed by
+    missing or null fields are treated as not stated. ``engines`` maps engine
+    ids to the names prose uses for them (:func:`inferkb.resolve.engine_names`
+    of the record's KB; default: the bundled KB's engine records);
+    ``accelerator_tokens`` are passed to :func:`device_count`. Returns a dict keyed by
     every name in :data:`CONDITIONS`, in that order. Every ``evidence.quote``
     is an exact substring of ``record[evidence.field]`` (or the ``str()`` of a
     structured value).
     """
-    rec = _Record(record if isinstance(record, dict) else {})
+    return assess_with_count(record, engines=engines, accelerator_tokens=accelerator_tokens)[0]
+
+
+def assess_with_count(
+    record: dict, *, engines: dict[str, tuple[str, ...]] | None = None, accelerator_tokens=None
+) -> tuple[dict[str, ConditionAssessment], DeviceCount]:
+    """:func:`assess` and the record's :class:`DeviceCount` from the same reading."""
+    rec = _Record(record if isinstance(record, dict) else {}, engines, accelerator_tokens)
+    dev = _device_count(rec)
     out = {
         "model": _model(rec),
-        "hardware": _hardware(rec),
+        "hardware": _hardware(rec, dev),
         "batch_or_concurrency": _batch_or_concurrency(rec),
         "input_length": _length(rec, "input_length"),
         "output_length": _length(rec, "output_length"),
         "engine_version": _engine_version(rec),
         "warmup": _warmup(rec),
     }
-    return {c: out[c] for c in CONDITIONS}
+    return {c: out[c] for c in CONDITIONS}, dev

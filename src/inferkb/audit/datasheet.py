@@ -22,7 +22,7 @@ from ..rules import Rule, register
 from . import AuditResult, audit
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 TOLERANCE = 0.03
 

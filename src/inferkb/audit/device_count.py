@@ -30,7 +30,7 @@ from ..rules import Rule, register
 from . import AuditResult, audit
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 KB1201 = register(
     Rule(

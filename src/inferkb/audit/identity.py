@@ -22,12 +22,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..hardware import Mention, candidates, find_mentions, quote_of, split_count
+from ..hardware import Mention, find_mentions, quote_of
+from ..resolve import resolve
 from ..rules import Rule, register
 from . import AuditResult, audit
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 KB801 = register(
     Rule(
@@ -112,20 +114,19 @@ def record_text(data: dict[str, Any]) -> list[tuple[str, str]]:
 def raw_candidates(kb: KB, raw: str) -> tuple[list[str], list[tuple[str, ...]]]:
     """Candidates for a ``hardware_raw`` string and the groups they came from.
 
-    An exact alias/name/id match is one group; otherwise each hardware phrase found inside the string
-    is a group. A group of more than one id is a phrase that cannot tell parts apart; several groups
+    The string is resolved by :func:`inferkb.resolve.resolve`: a whole-string match (alias,
+    normalised name, bare model number) is one group; names that together cover the string are
+    one group each. A group of more than one id is a phrase that cannot tell parts apart; several groups
     of one id each are a system of several different parts (``"H200 + MI350X"``), not ambiguity.
+    A name covering only part of the string (``"RTX 5070"`` in ``"RTX 5070 Ti"``) is no candidate.
     Returns ``(ids in first-seen order, groups)``.
     """
-    _, part = split_count(raw)
-    exact = candidates(kb, part)
-    if exact:
-        return exact, [tuple(exact)]
-    groups = [m.ids for m in find_mentions(kb, raw)]
-    ids: list[str] = []
-    for group in groups:
-        ids.extend(i for i in group if i not in ids)
-    return ids, groups
+    res = resolve(kb, "accelerator", raw)
+    if res.how == "parts":
+        return list(res.ids), [ids for _, ids in res.parts]
+    if res.how == "partial":
+        return [], []
+    return list(res.ids), [res.ids] if res.ids else []
 
 
 def _ids(value: Any) -> list[str]:
@@ -143,9 +144,11 @@ def check_record(kb: KB, rec: Record) -> tuple[str, list]:
         cands, groups = raw_candidates(kb, raw)
         evidence = {"field": "hardware_raw", "quote": raw}
         if not cands:
+            res = resolve(kb, "accelerator", raw)
+            why = f" as a whole ({res.reason()})" if res.how == "partial" else ""
             findings.append(
                 KB804.finding(
-                    f"hardware_raw {raw!r} matches no accelerator alias, name or id",
+                    f"hardware_raw {raw!r} matches no accelerator alias, name or id{why}",
                     record=rec.key,
                     path=rec.path,
                     field="hardware_raw",
@@ -269,17 +272,17 @@ def _has_alternates(kb: KB) -> bool:
 
 def _schema_fields(kb: KB) -> frozenset[str]:
     """Top-level properties the KB's benchmark schema declares (empty set when it has no schema file)."""
-    cached = kb.__dict__.get("_benchmark_schema_fields")
-    if cached is None:
+
+    def build() -> frozenset[str]:
         import json
 
         path = kb.root / "schemas" / "benchmark.schema.json"
         try:
-            cached = frozenset(json.loads(path.read_text(encoding="utf-8")).get("properties") or {})
+            return frozenset(json.loads(path.read_text(encoding="utf-8")).get("properties") or {})
         except (OSError, ValueError):
-            cached = frozenset()
-        kb.__dict__["_benchmark_schema_fields"] = cached
-    return cached
+            return frozenset()
+
+    return kb.memo("identity.benchmark_schema_fields", build)
 
 
 @audit("identity", "Hardware strings (hardware_raw or text) vs the chosen accelerator; ambiguity without alternates.")

@@ -30,13 +30,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..hardware import record_accelerator_tokens
+from ..resolve import engine_names
 from ..rules import Rule, register
 from . import AuditResult, audit
 from .conditions_patterns import GAP_KEYS
-from .conditions_text import CONDITIONS, STRUCTURED_FIELD, TEXT_FIELDS, ConditionAssessment, assess, documented_gaps
+from .conditions_text import CONDITIONS, STRUCTURED_FIELD, TEXT_FIELDS, ConditionAssessment, assess_with_count, documented_gaps
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 LABEL = {
     "model": "model",
@@ -152,9 +154,11 @@ def run(kb: KB) -> AuditResult:
     complete: list[str] = []
     complete_or_reasoned = 0
     n = 0
+    engines = engine_names(kb)
+    devices = kb.cached("conditions.device_counts", dict)  # shared with physical-plausibility (one reading per record)
     for rec in kb.by_type("benchmark"):
         n += 1
-        result = assess(rec.data)
+        result, devices[rec.key] = assess_with_count(rec.data, engines=engines, accelerator_tokens=record_accelerator_tokens(kb, rec.data))
         where = {"record": rec.key, "path": rec.path}
         for cond, a in result.items():
             extra = {"condition": cond, "checked": a.checked, "recover": a.recover}

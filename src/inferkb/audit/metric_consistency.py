@@ -8,8 +8,8 @@ the text or the arms do not reproduce; non-positive rates; throughput whose
 scope (per-device, per-node, aggregate, per-request) is stated nowhere.
 
 Works on a KB with a metric registry (``kb.metrics``) and on one without (the
-corpus), using :data:`BUILTIN_METRICS` as the fallback description of the
-corpus metric enum.
+corpus): metrics a KB's registry does not describe are looked up in inferkb's
+own registry (``kb/metrics.json``, the only place metrics are described).
 """
 
 from __future__ import annotations
@@ -18,36 +18,13 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..arms import arm_deltas
+from ..metrics import bundled_metrics
 from ..rules import Rule, register
 from . import AuditResult, audit
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
-
-# name -> (dimension, unit, direction, requires_baseline, measured quantity).
-# The corpus has no registry; this is its metric enum plus the bundled registry's
-# names, defined once here. "measures" drives the unit-text cross-check.
-BUILTIN_METRICS: dict[str, tuple[str, str, str, bool, str]] = {
-    "decode_tok_s": ("rate", "tok/s", "higher", False, "decode"),
-    "prefill_tok_s": ("rate", "tok/s", "higher", False, "prefill"),
-    "tps_aggregate": ("rate", "tok/s", "higher", False, "throughput"),
-    "output_tok_s": ("rate", "tok/s", "higher", False, "throughput"),
-    "total_tok_s": ("rate", "tok/s", "higher", False, "throughput"),
-    "tok_s_per_user": ("rate", "tok/s", "higher", False, "decode"),
-    "request_throughput_rps": ("rate", "req/s", "higher", False, "requests"),
-    "samples_per_s": ("rate", "samples/s", "higher", False, "samples"),
-    "ttft_ms": ("latency", "ms", "lower", False, "ttft"),
-    "itl_ms": ("latency", "ms", "lower", False, "itl"),
-    "tpot_ms": ("latency", "ms", "lower", False, "itl"),
-    "e2e_latency_ms": ("latency", "ms", "lower", False, "e2e"),
-    "memory_gb": ("memory", "GB", "lower", False, "memory"),
-    "quality": ("quality", "score", "higher", False, "quality"),
-    "accuracy_pct": ("quality", "%", "higher", False, "quality"),
-    "perplexity_delta": ("quality", "ppl", "lower", True, "quality"),
-    "joules_per_token": ("energy", "J/token", "lower", False, "energy"),
-    "speedup_ratio": ("ratio", "x", "higher", True, "ratio"),
-    "dimensionless_ratio": ("ratio", "1", "higher", False, "ratio"),
-}
+    from ..kb import KB
+    from ..store import Record
 
 _LATENCY_CUES = {
     "ttft": re.compile(r"\bttft\b|time[ -]to[ -]first[ -]token|first[ -]token", re.I),
@@ -173,20 +150,22 @@ KB406 = register(
 
 
 def metric_info(kb: KB, name: str | None) -> dict[str, Any] | None:
-    """Dimension/unit/direction/requires_baseline/measures for ``name``: the KB's registry first, else :data:`BUILTIN_METRICS`."""
+    """Dimension/unit/direction/requires_baseline/measures for metric ``name``, or ``None`` when no registry has it.
+
+    The KB's registry first, else the bundled registry (``kb/metrics.json``); an
+    entry's ``measures`` (the quantity the unit-text cross-check compares
+    against: decode, prefill, throughput, ttft, itl, e2e, ...) defaults to the
+    bundled entry's, then to its dimension.
+    """
     if not name:
         return None
-    builtin = BUILTIN_METRICS.get(name)
-    entry = kb.metrics.get(name) if kb.metrics else None
-    if entry is None and builtin is None:
+    bundled = bundled_metrics().get(name)
+    entry = (kb.metrics.get(name) if kb.metrics else None) or bundled
+    if entry is None:
         return None
-    out: dict[str, Any] = {}
-    if builtin:
-        out = dict(zip(("dimension", "unit", "direction", "requires_baseline", "measures"), builtin, strict=True))
-    if entry:
-        out.update({k: entry[k] for k in ("dimension", "unit", "direction") if k in entry})
-        out["requires_baseline"] = bool(entry.get("requires_baseline", out.get("requires_baseline", False)))
-        out.setdefault("measures", out["dimension"])
+    out: dict[str, Any] = {k: entry[k] for k in ("dimension", "unit", "direction")}
+    out["requires_baseline"] = bool(entry.get("requires_baseline", (bundled or {}).get("requires_baseline", False)))
+    out["measures"] = entry.get("measures") or (bundled or {}).get("measures") or out["dimension"]
     return out
 
 

@@ -17,7 +17,7 @@ from ..rules import Rule, register
 from . import AuditResult, audit
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 KV_BYTES_16BIT = 2
 

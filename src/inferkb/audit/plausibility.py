@@ -31,13 +31,17 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .. import roofline
-from ..hardware import normalise
+from ..hardware import accelerator_tokens as hardware_tokens
+from ..hardware import normalise, record_accelerator_tokens
 from ..rules import Rule, register
 from . import AuditResult, audit
+from .conditions_text import DeviceCount
+from .conditions_text import device_count as read_device_count
 from .metric_consistency import _measured_mismatch, metric_info, value_scope
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 MBU_SUSPICIOUS = 0.90
 DECODE_METRICS = {"decode_tok_s", "tok_s_per_user"}
@@ -113,26 +117,20 @@ _MOE_NAME = re.compile(
 )
 _NAME_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bB])\b")
 _SPEC_DECODE = re.compile(r"speculative|\bmtp\b|\beagle\d?\b|\bmedusa\b|draft model|lookahead|\bdspark\b", re.I)
-_COUNT_PATTERNS = (
-    # "8x H100", "8xGaudi 2": a count followed by a capitalised word; kept only if the words name the accelerator.
-    re.compile(r"(?<![\w.])(\d{1,4})\s*[x\u00d7]\s*(?=[A-Z])"),
-    re.compile(r"(?<![\w.])(\d{1,4})[ -](?:GPUs?|accelerators?|chips?|cards?)\b", re.I),
-)
-_SINGLE = re.compile(r"\b(?i:single|one)\s+(?:(?i:gpu|card|device|accelerator|chip)\b|[A-Z]{1,3}\d+[A-Za-z]*\b)")
 _PER_N_NODE = re.compile(r"\bper[ -](\d+)[ -]gpu[ -](?:node|server|host)\b", re.I)
 
 
 def _model_index(kb: KB) -> list[tuple[str, Record]]:
-    cached = kb.__dict__.get("_plausibility_models")
-    if cached is not None:
-        return cached
+    return kb.cached("plausibility.models", lambda: _build_model_index(kb))
+
+
+def _build_model_index(kb: KB) -> list[tuple[str, Record]]:
     index: list[tuple[str, Record]] = []
     if "model" in kb.profile.types:
         for rec in kb.by_type("model"):
             for label in [rec.id, rec.data.get("name")] + list(rec.data.get("aliases") or []):
                 if isinstance(label, str) and normalise(label):
                     index.append((normalise(label), rec))
-    kb.__dict__["_plausibility_models"] = index
     return index
 
 
@@ -244,51 +242,23 @@ def weight_bytes(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
     )
 
 
-_VENDOR_WORDS = {
-    "nvidia",
-    "amd",
-    "intel",
-    "apple",
-    "google",
-    "geforce",
-    "radeon",
-    "instinct",
-    "sxm",
-    "pcie",
-    "nvl",
-    "the",
-    "and",
-    "gb",
-    "per",
-    "accelerator",
-    "edition",
-    "workstation",
-    "cloud",
-    "local",
-    "system",
-    "integrated",
-    "gpu",
-    "max",
-    "pro",
-}
+accelerator_tokens = hardware_tokens  # kept under its old name
 
 
-def accelerator_tokens(acc: Record | None) -> set[str]:
-    """Distinctive lower-case tokens of an accelerator's id, name and aliases ("h100", "mi355x", "gaudi"), vendor words removed."""
-    if acc is None:
-        return set()
-    labels = [acc.id, acc.data.get("name") or ""] + list(acc.data.get("aliases") or [])
-    return {t for label in labels if isinstance(label, str) for t in normalise(label).split() if len(t) >= 2 and t not in _VENDOR_WORDS}
-
-
-def device_count(data: dict[str, Any], scope: str | None, acc_tokens: set[str] | frozenset[str] = frozenset()) -> tuple[int | None, str]:
+def device_count(
+    data: dict[str, Any], scope: str | None, acc_tokens: set[str] | frozenset[str] = frozenset(), *, known: DeviceCount | None = None
+) -> tuple[int | None, str]:
     """How many devices the value spans, and the basis; ``None`` with the reason when unknown or ambiguous.
 
-    Order: ``value_scope`` per-device (1) or "per N-GPU node" (N); ``accelerator_count``;
-    then the first of ``name``, ``unit``, ``methodology`` that states a count
-    ("8x H100" — counted only when the words after it name the accelerator,
-    so "2x Intel Xeon" is not a GPU count — "72-GPU rack", "single MI300X").
-    Different counts in that field make it ambiguous.
+    ``value_scope`` first: per-device (1) or "per N-GPU node" (N). Otherwise the
+    one device-count reader the load-conditions audit uses
+    (:func:`inferkb.audit.conditions_text.device_count`): ``accelerator_count``,
+    then a count quoted from ``name``, ``unit`` or ``methodology`` ("8x H100",
+    counted only when the words name the record's accelerator, so "2x Intel
+    Xeon" or "8xMI325X" of a sibling system are not its count; "72-GPU rack",
+    "single MI300X", "one L4"); several counts, or a TP size below the count with
+    no DP/EP, make it ambiguous. ``known`` is that reader's answer when the
+    load-conditions audit already read this record (the same reading, not re-done).
     """
     if scope == "per-device":
         return 1, "value is per device"
@@ -298,28 +268,11 @@ def device_count(data: dict[str, Any], scope: str | None, acc_tokens: set[str] |
             if m:
                 return int(m.group(1)), f"value is per {m.group(1)}-GPU node ({field})"
         return None, "value is per node but the devices per node are not stated"
-    count = data.get("accelerator_count")
-    if isinstance(count, int) and count > 0:
-        return count, "accelerator_count"
-    for field in ("name", "unit", "methodology"):
-        text = data.get(field) or ""
-        found: dict[int, str] = {}
-        for m in _COUNT_PATTERNS[0].finditer(text):
-            following = set(normalise(text[m.end() : m.end() + 30]).split()[:4])
-            if following & acc_tokens:
-                found.setdefault(int(m.group(1)), m.group(0) + text[m.end() : m.end() + 12])
-        for m in _COUNT_PATTERNS[1].finditer(text):
-            if not re.match(r"\s*per\s+(?:node|server|host)", text[m.end() :]):
-                found.setdefault(int(m.group(1)), m.group(0))
-        m = _SINGLE.search(text)
-        if m:
-            found.setdefault(1, m.group(0))
-        found.pop(0, None)
-        if len(found) == 1:
-            ((n, quote),) = found.items()
-            return n, f"device count from {field}: {quote.strip()!r}"
-        if found:
-            return None, f"device count ambiguous: {field} states {', '.join(str(n) for n in sorted(found))}"
+    dev = known or read_device_count(data, accelerator_tokens=acc_tokens)
+    if dev.count is not None:
+        return dev.count, dev.reason
+    if dev.reason.startswith("ambiguous"):
+        return None, f"device count unknown: {dev.reason}"
     return None, "device count not stated (no accelerator_count; no count in name, unit or methodology)"
 
 
@@ -364,7 +317,8 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
 
     params, size_info = model_size(kb, data)
     acc, acc_missing = _accelerator(kb, data)
-    devices, dev_basis = device_count(data, scope, accelerator_tokens(acc))
+    known = kb.cached("conditions.device_counts", dict).get(rec.key)
+    devices, dev_basis = device_count(data, scope, record_accelerator_tokens(kb, data), known=known)
     missing = [size_info["missing"]] if params is None else []
     if acc is None:
         missing.append(acc_missing)

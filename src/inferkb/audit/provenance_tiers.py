@@ -29,7 +29,8 @@ from ..rules import Rule, register
 from . import AuditResult, audit
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 TIER_RULES_FILE = Path(__file__).with_name("tier_rules.toml")
 TIERS = ("A", "B", "C", "D", "E")

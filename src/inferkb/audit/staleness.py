@@ -24,7 +24,8 @@ from ..rules import Rule, register
 from . import AuditResult, audit
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 MAX_AGE_DAYS = 90
 

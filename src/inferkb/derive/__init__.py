@@ -1,8 +1,9 @@
 """Derivations: backfills that write, with a dry-run diff by default, provenance, and a no-number-changed proof.
 
-Each derivation is a module in this package that decorates one function with
-:func:`derivation`; adding one is adding a module and naming it in
-:data:`DERIVE_MODULES`. A derivation function takes the loaded KB and returns
+Each derivation is a module that decorates one function with
+:func:`derivation`; adding a built-in one is adding a module here and naming
+it once in :data:`inferkb.plugins.BUILTINS` ``["derivations"]`` (another
+package uses the ``inferkb.derivations`` entry-point group). A derivation function takes the loaded KB and returns
 a :class:`~inferkb.derive.base.DerivationOutput` (proposals + findings); it
 never writes. :func:`run` places the proposals (record or sidecar, from the
 KB's own schema), proves the result, renders the diff and, only with
@@ -21,11 +22,11 @@ Example::
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .. import plugins
 from ..errors import KBError, UsageError
 from ..findings import Finding, summarize
 from . import apply
@@ -33,10 +34,11 @@ from .base import DerivationOutput, Proposal
 from .proof import Proof
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
-# Order is the order `inferkb derive --list` shows them.
-DERIVE_MODULES = ("interconnect_ids", "format_id", "accelerator_alternates", "per_accelerator")
+# The built-in derivation modules (short names), in the order `inferkb derive list` shows them;
+# declared in inferkb.plugins.BUILTINS, kept here for older code.
+DERIVE_MODULES = tuple(m.rsplit(".", 1)[1] for m in plugins.BUILTINS["derivations"])
 
 __all__ = ["DeriveResult", "DeriveRefused", "DerivationOutput", "Proposal", "derivation", "load_all", "run", "DERIVATIONS"]
 
@@ -56,24 +58,23 @@ class DerivationSpec:
     computed: tuple[str, ...] = ()
 
 
-DERIVATIONS: dict[str, DerivationSpec] = {}
+# The derivations extension point's items: ``{name: DerivationSpec}``.
+DERIVATIONS: dict[str, DerivationSpec] = plugins.DERIVATIONS.items
 
 
 def derivation(name: str, description: str, fields: tuple[str, ...], computed: tuple[str, ...] = ()) -> Callable:
     """Decorator registering ``func(kb) -> DerivationOutput`` as derivation ``name`` filling ``fields`` (``computed``: see DerivationSpec)."""
 
     def deco(func: Callable[[KB], DerivationOutput]) -> Callable[[KB], DerivationOutput]:
-        DERIVATIONS[name] = DerivationSpec(name, description, tuple(fields), func, tuple(computed))
+        plugins.DERIVATIONS.register(name, DerivationSpec(name, description, tuple(fields), func, tuple(computed)), module=func.__module__)
         return func
 
     return deco
 
 
 def load_all() -> dict[str, DerivationSpec]:
-    """Import every derivation module (registering them) and return the registry."""
-    for mod in DERIVE_MODULES:
-        importlib.import_module(f"{__name__}.{mod}")
-    return DERIVATIONS
+    """Load every derivation (built-in modules, then ``inferkb.derivations`` entry points) and return the registry."""
+    return plugins.DERIVATIONS.load()
 
 
 @dataclass

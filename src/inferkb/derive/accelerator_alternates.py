@@ -2,7 +2,7 @@
 
 Only where ``accelerator_alternates`` is absent. The string (a leading device
 count such as ``"8x "`` removed) is matched against accelerator ``aliases``,
-``name`` and ``id`` by :func:`inferkb.hardware.candidates`. When it matches
+``name`` and ``id`` by :func:`inferkb.resolve.resolve` (whole string only). When it matches
 several parts and the record's chosen ``accelerator_ids`` are among them, the
 alternates are the other candidates, in alias-index order. Nothing is written
 when the string identifies one part (there is nothing to list; absence means
@@ -16,11 +16,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import hardware
+from ..resolve import resolve
 from . import base, derivation
 from .base import DerivationOutput, Proposal
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 
 @derivation(
@@ -39,7 +40,8 @@ def derive_alternates(kb: KB) -> DerivationOutput:
         _, part = hardware.split_count(raw)
         part = part.strip()
         evidence = {"field": "hardware_raw", "quote": part}
-        cands = hardware.candidates(kb, part)
+        res = resolve(kb, "accelerator", part)
+        cands = list(res.ids) if res.how in ("exact", "normalised", "name", "family") else []
         chosen = [a for a in rec.data.get("accelerator_ids") or [] if isinstance(a, str)]
         if not cands:
             out.findings.append(
@@ -83,7 +85,7 @@ def derive_alternates(kb: KB) -> DerivationOutput:
                 "accelerator_alternates",
                 alternates,
                 method="hardware_raw (device count removed) matched against accelerator aliases, names and ids "
-                "(inferkb.hardware.candidates); alternates = candidates minus accelerator_ids",
+                "(inferkb.resolve.resolve: whole string only); alternates = candidates minus accelerator_ids",
                 evidence=evidence,
                 basis=f"the string {part!r} names {', '.join(cands)} equally; it cannot tell {', '.join(alternates)} "
                 f"apart from the chosen {', '.join(chosen)}",

@@ -11,10 +11,11 @@ ASCII escaping, trailing newline) when that style reproduces the old bytes
 exactly, so a dry-run diff shows only what changed; otherwise the canonical
 KB style (:func:`inferkb.jsonio.dumps_record`) is used.
 
-Write order: for each record its sidecar first, then the record, each file
-through :func:`inferkb.jsonio.atomic_write_text`. An interrupted run therefore
-leaves every file old or new, and never a derived value without its
-provenance (a re-run finds the sidecar entry and does not duplicate it).
+Write order: every sidecar first, then the records, each file atomically,
+through the store's one batch writer (:meth:`inferkb.KB.write_records`). An
+interrupted run therefore leaves every file old or new, and never a derived
+value without its provenance (a re-run finds the sidecar entry and does not
+duplicate it).
 """
 
 from __future__ import annotations
@@ -29,13 +30,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding
-from ..jsonio import atomic_write_text, dumps_record
+from ..jsonio import dumps_record
 from ..store import Record
 from . import base
 from .proof import Proof, prove_file
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 
 @dataclass(slots=True)
@@ -238,12 +239,20 @@ def summary_table(changes: list[Change]) -> str:
 
 
 def write_all(kb: KB, writes: list[FileWrite]) -> list[str]:
-    """Write every file atomically in plan order and update the loaded KB; returns the relative paths written."""
-    kb.ensure_writable()
-    done: list[str] = []
-    for w in writes:
-        atomic_write_text(w.path, w.new_text)
-        done.append(w.rel)
-        if w.kind == "record":
-            kb.records[w.record].data = w.new_data
-    return done
+    """Write every planned file through the store's one batch writer and update the loaded KB.
+
+    Sidecars are written first, then the records (each file atomically; a failed
+    write restores the files already written), so a derived value never lands
+    without its provenance. Validation already ran in :func:`validation_regressions`,
+    so the writer does not re-validate. Returns the KB-relative paths written.
+    """
+    records = [w for w in writes if w.kind == "record"]
+    sidecars = [w for w in writes if w.kind != "record"]
+    kb.write_records(
+        [w.new_data for w in records],
+        overwrite=True,
+        validate=False,
+        texts={w.record: w.new_text for w in records},
+        files=[(w.rel, w.new_text) for w in sidecars],
+    )
+    return [w.rel for w in sidecars] + [w.rel for w in records]

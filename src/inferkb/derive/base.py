@@ -30,11 +30,12 @@ import jsonschema_rs
 
 from ..jsonio import parse_bytes
 from ..rules import Rule, register
+from ..schemas import schema_doc
 from ..store import bundled_root
-from ..validate import schema_doc
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 SIDECAR_DIR = "provenance"
 # Fields a derivation may touch besides its target fields (DESIGN.md rule 3; the proof enforces it).

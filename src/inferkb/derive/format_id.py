@@ -41,7 +41,8 @@ from . import base, derivation
 from .base import DerivationOutput, Proposal
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 TEXT_FIELDS = ("name", "model", "methodology", "unit", "notes")
 QUOTE_RADIUS = 60

@@ -38,7 +38,8 @@ from . import base, derivation
 from .base import DerivationOutput, Proposal
 
 if TYPE_CHECKING:
-    from ..store import KB, Record
+    from ..kb import KB
+    from ..store import Record
 
 FIELDS = ("interconnect_ids", "interconnect_exercised")
 SPLITS = (("tensor_parallel", "TP"), ("pipeline_parallel", "PP"), ("expert_parallel", "EP"))

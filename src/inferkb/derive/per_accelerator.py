@@ -26,7 +26,7 @@ from . import base, derivation
 from .base import DerivationOutput, Proposal
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 TOKEN_RATES = ("output_tok_s", "total_tok_s", "decode_tok_s", "prefill_tok_s")
 

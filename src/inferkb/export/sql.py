@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import KBError, UsageError
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 DEFAULT_TIMEOUT = 30.0
 

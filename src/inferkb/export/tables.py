@@ -32,7 +32,7 @@ from ..analysis.common import mlperf_division, mlperf_round, per_accelerator, to
 from ..arms import DELTA_STATS, arm_deltas
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 TEXT, INTEGER, REAL, BOOLEAN, JSON = "TEXT", "INTEGER", "REAL", "BOOLEAN", "JSON"
 TABLE_NAMES = {"quantization": "formats", "interconnect": "interconnects", "supply": "supply"}
@@ -112,7 +112,7 @@ def _cell(value: Any, kind: str) -> Any:
 
 
 def _schema_props(kb: KB, type_name: str, records: list) -> list[tuple[str, dict[str, Any]]]:
-    from ..validate import schema_doc
+    from ..schemas import schema_doc
 
     doc = schema_doc(kb, type_name) or {}
     props = doc.get("properties") if isinstance(doc.get("properties"), dict) else None
@@ -330,7 +330,7 @@ def _provenance_row(key: str, pos: int, e: dict[str, Any], data: dict[str, Any])
 
 
 def _conditions(kb: KB, recs: list, btable: str) -> Table:
-    from ..validate import schema_doc
+    from ..schemas import schema_doc
 
     props = ((schema_doc(kb, "benchmark") or {}).get("properties") or {}).get("conditions", {}).get("properties") or {}
     names = list(props) or sorted({k for r in recs for k in (r.data.get("conditions") or {}) if isinstance(r.data.get("conditions"), dict)})
@@ -388,7 +388,7 @@ def _arms(recs: list, btable: str) -> Table:
 
 
 def _flops(kb: KB, recs: list, atable: str) -> Table:
-    from ..validate import schema_doc
+    from ..schemas import schema_doc
 
     item = (((schema_doc(kb, "accelerator") or {}).get("properties") or {}).get("flops") or {}).get("items") or {}
     props = item.get("properties") or {"precision": {"type": "string"}, "tflops": {"type": "number"}, "dense": {"type": "boolean"}}

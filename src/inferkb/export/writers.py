@@ -37,7 +37,7 @@ from ..errors import UsageError
 from .tables import BOOLEAN, INTEGER, JSON, REAL, Table
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FORMATS = ("duckdb", "parquet", "sqlite", "csv", "datapackage")
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")

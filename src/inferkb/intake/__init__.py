@@ -1,37 +1,25 @@
 """Intake: importers that turn real harness outputs and result tables into benchmark records.
 
-One module per format, each registering an :class:`Importer` with
-:func:`register`; adding a format is adding a module and naming it in
-:data:`INTAKE_MODULES`. Importers only parse and build records; writing goes
-through :func:`inferkb.intake.base.commit`, i.e. through the store (validated,
-atomic, never overwriting without ``update``).
+One module per format, each registering an :class:`Importer` subclass with
+the :func:`register` class decorator; adding a built-in format is adding a
+module here and naming it once in :data:`inferkb.plugins.BUILTINS`
+``["importers"]`` (another package uses the ``inferkb.importers`` entry-point
+group). Importers only parse and build records; writing goes through
+:func:`inferkb.intake.base.commit`, i.e. through the store (validated, atomic,
+never overwriting without ``update``).
 """
 
 from __future__ import annotations
 
-import importlib
+from .. import plugins
+from .base import IMPORTERS, Importer, IntakeOptions, IntakeResult, importer, register
 
-from .base import IMPORTERS, Importer, IntakeOptions, IntakeResult, register
+# The built-in importer modules (short names); declared in inferkb.plugins.BUILTINS, kept for older code.
+INTAKE_MODULES = tuple(m.rsplit(".", 1)[1] for m in plugins.BUILTINS["importers"])
 
-INTAKE_MODULES = (
-    "vllm_latency",
-    "vllm_serve",
-    "vllm_throughput",
-    "llama_bench",
-    "mlperf",
-    "llmd_report",
-    "inferencex",
-    "llm_inference_bench",
-    "llmperf",
-    "localscore",
-    "inferencex_slo",
-)
-
-__all__ = ["IMPORTERS", "Importer", "IntakeOptions", "IntakeResult", "register", "load_all"]
+__all__ = ["IMPORTERS", "Importer", "IntakeOptions", "IntakeResult", "importer", "register", "load_all"]
 
 
 def load_all() -> dict[str, Importer]:
-    """Import every importer module (registering them) and return ``{format name: importer}``."""
-    for mod in INTAKE_MODULES:
-        importlib.import_module(f"{__name__}.{mod}")
-    return IMPORTERS
+    """Load every importer (built-in modules, then ``inferkb.importers`` entry points); returns ``{format name: importer}``."""
+    return plugins.IMPORTERS.load()

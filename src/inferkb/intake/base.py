@@ -15,29 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import plugins
 from ..errors import InputError, RecordExists, UsageError
 from ..findings import Finding
+from ..schemas import object_keys
 from ..store import check_id
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
-CONDITION_KEYS = (
-    "batch_size",
-    "concurrency",
-    "input_tokens",
-    "output_tokens",
-    "num_prompts",
-    "dataset",
-    "warmup",
-    "engine_version",
-    "tensor_parallel",
-    "pipeline_parallel",
-    "expert_parallel",
-    "data_parallel",
-    "max_model_len",
-    "request_rate",
-)
+# The benchmark schema's ``conditions`` keys (the schema is the contract; they are not restated here).
+CONDITION_KEYS = object_keys("benchmark", "conditions")
 
 
 @dataclass
@@ -102,16 +90,20 @@ class Importer:
         raise NotImplementedError
 
 
-IMPORTERS: dict[str, Importer] = {}
+# The importers extension point's items: ``{format name: Importer instance}``.
+IMPORTERS: dict[str, Importer] = plugins.IMPORTERS.items
 
 
 def register(cls: type[Importer]) -> type[Importer]:
-    """Class decorator: instantiate and register an importer under its ``name``."""
+    """Class decorator: instantiate and register an importer under its ``name`` (the one registration style for importers)."""
     inst = cls()
     if not inst.name:
         raise ValueError(f"{cls.__name__} has no name")
-    IMPORTERS[inst.name] = inst
+    plugins.IMPORTERS.register(inst.name, inst, module=cls.__module__)
     return cls
+
+
+importer = register  # the same decorator under the name the other extension points' decorators follow
 
 
 # ---- statistics -----------------------------------------------------------
@@ -200,38 +192,32 @@ def resolve_accelerator(kb: KB, options: IntakeOptions, raw_from_file: str | Non
 
     Returns ``(ids, alternates, hardware_raw, notes)``. An explicit
     ``--accelerator`` id wins (must exist: :class:`UsageError` otherwise); a raw
-    string resolves through aliases; several candidates give no id and all
-    candidates as alternates; no match keeps only ``hardware_raw`` and a note.
+    string resolves through :func:`inferkb.resolve.resolve` (aliases, then
+    normalised names; never a name covering only part of the string); several
+    candidates give no id and all candidates as alternates; no match keeps only
+    ``hardware_raw`` and a note.
     """
-    from ..hardware import candidates, find_mentions
+    from ..resolve import resolve
 
     raw = options.hardware_raw or raw_from_file
     notes: list[str] = []
+    res = resolve(kb, "accelerator", raw) if raw else None
     if options.accelerator:
         if options.accelerator not in kb.ids_of_type("accelerator"):
             raise UsageError(f"--accelerator {options.accelerator!r} is not an accelerator id in this KB")
-        alts = [c for c in candidates(kb, raw) if c != options.accelerator] if raw else []
+        alts = [c for c in res.ids if c != options.accelerator] if res is not None and res.how != "parts" else []
         return [options.accelerator], alts, raw, notes
-    if not raw:
+    if res is None:
         notes.append("no hardware string in the file and no --accelerator/--hardware-raw given")
         return [], [], None, notes
-    found = candidates(kb, raw)
-    if len(found) == 1:
-        return found, [], raw, notes
-    if found:
-        notes.append(f"hardware string {raw!r} matches several accelerators: {', '.join(found)}; none chosen")
-        return [], found, raw, notes
-    # Not an exact alias: a shorter name such as "NVIDIA H100" still narrows the parts. Only a
-    # single whole-string mention counts, and it never picks a part — it lists the candidates.
-    mentions = find_mentions(kb, raw)
-    if len(mentions) == 1 and mentions[0].ids:
-        ids = list(mentions[0].ids)
-        if len(ids) == 1 and mentions[0].strength == "name":
-            notes.append(f"hardware string {raw!r} resolved to {ids[0]} by its name without vendor words")
-            return ids, [], raw, notes
-        notes.append(f"hardware string {raw!r} is not an exact alias; it can mean {', '.join(ids)}; none chosen")
-        return [], ids, raw, notes
-    notes.append(f"hardware string {raw!r} matches no accelerator alias in this KB")
+    if res.resolved:
+        if res.how == "name":
+            notes.append(f"hardware string {raw!r} resolved to {res.id} by its name without vendor words")
+        return [res.id], [], raw, notes
+    if res.ambiguous:
+        notes.append(f"hardware string {res.reason()}")
+        return [], list(res.ids), raw, notes
+    notes.append(f"hardware string {res.reason()}")
     return [], [], raw, notes
 
 
@@ -274,9 +260,6 @@ def commit(
     called for each). Raises :class:`RecordExists`, :class:`RecordInvalid` or
     :class:`UsageError`.
     """
-    from ..store import Record
-    from ..validate import validate_record
-
     planned = []
     for data in records:
         rid, rtype = data.get("id"), data.get("type")
@@ -284,6 +267,7 @@ def commit(
             raise UsageError("importer produced a record without string id/type")
         check_id(rid)
         path = kb.record_path(rtype, rid)
+        old = None
         if path.exists():
             old = kb.resolve(f"{kb.profile.types[rtype].dir}/{rid}")
             if old is not None and stable_view(old.data) == stable_view(data):
@@ -294,42 +278,22 @@ def commit(
                 raise RecordExists(
                     f"{path} exists with different content; refusing to overwrite (use --update to replace it and see the diff)"
                 )
-        planned.append((data, path))
-    # Validate the whole batch as if written, so records may reference each other.
-    staged = {}
-    for data, _ in planned:
-        spec = kb.profile.types[data["type"]]
-        key = f"{spec.dir}/{data['id']}"
-        staged[key] = Record(key, data["id"], data["type"], spec.dir, f"data/{spec.dir}/{data['id']}.json", data)
-    saved = {k: kb.records.get(k) for k in staged}
-    kb.records.update(staged)
-    for attr in ("by_id", "_ids_by_type"):
-        kb.__dict__.pop(attr, None)
-    try:
-        from ..errors import RecordInvalid
+        planned.append((data, old.data if path.exists() and old is not None else None))
 
-        for key, rec in staged.items():
-            errors = [f for f in validate_record(kb, rec) if f.severity == "error"]
-            if errors:
-                detail = "; ".join(f"{f.field or '-'}: {f.message}" for f in errors[:5])
-                raise RecordInvalid(f"record {key} is invalid; nothing was written: {detail}", errors)
-    finally:
-        for key, old in saved.items():
-            if old is None:
-                kb.records.pop(key, None)
-            else:
-                kb.records[key] = old
-        for attr in ("by_id", "_ids_by_type"):
-            kb.__dict__.pop(attr, None)
-    written = []
-    for data, path in planned:
-        if path.exists() and on_diff is not None:
-            old = kb.resolve(f"{kb.profile.types[data['type']].dir}/{data['id']}")
-            if old is not None:
-                on_diff(old.data, data)
-        rec = kb.write_record(data, overwrite=update, validate=False)
-        written.append(rec.key)
-    return written
+    def validate_then_show(store, staged):
+        from ..validate import validate_records
+
+        findings = validate_records(store, staged)
+        if on_diff is not None and not any(f.severity == "error" for f in findings):
+            for data, old_data in planned:
+                if old_data is not None:
+                    on_diff(old_data, data)
+        return findings
+
+    # One batch through the store: validated as if written (records may reference each other), all or nothing;
+    # the diffs of replaced records are shown once the batch is known to be valid, before anything is written.
+    written = kb.write_records([data for data, _ in planned], overwrite=update, check=validate_then_show)
+    return [rec.key for rec in written]
 
 
 def read_input(path: Path, *, limit: int | None = None) -> bytes:

@@ -33,10 +33,11 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError, UsageError
 from ..jsonio import parse_bytes
 from ..rules import Rule, register
+from ..schemas import object_keys
 from .base import IntakeOptions, read_input, today
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 KB1101 = register(
     Rule(
@@ -101,7 +102,8 @@ KB1105 = register(
 )
 
 _SLUG = re.compile(r"[^a-z0-9]+")
-ENV_KEYS = ("engine_version", "engine_commit", "driver", "cuda", "rocm", "framework", "torch", "python", "host_cpu", "os", "gpu_raw")
+# The benchmark schema's string-valued ``environment`` keys (``extra`` is the object for everything else).
+ENV_KEYS = object_keys("benchmark", "environment", accepts="string")
 
 
 def slug(text: str, limit: int = 60) -> str:

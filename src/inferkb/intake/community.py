@@ -28,7 +28,7 @@ from ..errors import InputError, UsageError
 from .base import IntakeOptions, commit, stable_view, today
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 MANIFEST = Path(__file__).with_name("community_sets.toml")
 SOURCE_FIELDS = ("id", "name", "url", "publisher", "kind", "published", "notes")
@@ -200,15 +200,9 @@ def import_community(kb: KB, corpus: Path, *, dry_run: bool = False, only: list[
             },
         )
         existing = kb.resolve(f"sources/{source['id']}")
-        if existing is None:
-            kb.records[f"sources/{source['id']}"] = _placeholder(kb, source)
-        try:
+        # A not-yet-written source is made visible to the importer's --source check, never written here.
+        with kb.index.staged([] if existing is not None else [_placeholder(source)]):
             result = registry[spec["format"]].parse(files, options, kb)
-        finally:
-            if existing is None:
-                kb.records.pop(f"sources/{source['id']}", None)
-                kb.__dict__.pop("by_id", None)
-                kb.__dict__.pop("_ids_by_type", None)
         records = [source, *result.records]
         changed, unchanged = [], 0
         for data in records:
@@ -241,10 +235,8 @@ def import_community(kb: KB, corpus: Path, *, dry_run: bool = False, only: list[
     return reports
 
 
-def _placeholder(kb: KB, source: dict[str, Any]) -> Any:
+def _placeholder(source: dict[str, Any]) -> Any:
     """A not-yet-written source record made visible to the importer's ``--source`` check (never written)."""
     from ..store import Record
 
-    kb.__dict__.pop("by_id", None)
-    kb.__dict__.pop("_ids_by_type", None)
     return Record(f"sources/{source['id']}", source["id"], "source", "sources", f"data/sources/{source['id']}.json", source)

@@ -26,14 +26,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..hardware import candidates
+from ..resolve import resolve
 from . import mlperf_maps as M
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
 from .common import KB1103, load_json, make_id, resolve_sources
 from .table_rules import KB1112, KB1113, KB1114, KB1115
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FORMAT = "inferencex"
 ROW_KEYS = ("id", "hardware", "framework", "model", "conc", "isl", "osl", "metrics")
@@ -149,7 +149,7 @@ def build_record(
             "are the API's own and their denominator is uncertain."
         )
     hw = str(row["hardware"])
-    found = candidates(kb, hw)
+    found = [resolved.id] if (resolved := resolve(kb, "accelerator", hw)).resolved else []
     if len(found) != 1:
         result.stats["unresolved_hardware"][hw] = result.stats["unresolved_hardware"].get(hw, 0) + 1
     framework = str(row["framework"])

@@ -33,7 +33,7 @@ from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_in
 from .vllm_serve import request_rate
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FMT = "inferencex-decode-slo"
 ORIGIN = "inferencex"

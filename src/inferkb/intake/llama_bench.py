@@ -48,7 +48,7 @@ from . import dataset as D
 from .base import Importer, IntakeOptions, IntakeResult, build_conditions, read_input, register, sample_stats
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FMT = "llama-bench"
 REQUIRED = ("build_commit", "n_prompt", "n_gen", "avg_ts")

@@ -51,7 +51,7 @@ from . import mlperf_maps as M
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FMT = "llm-inference-bench"
 ORIGIN = "llm-inference-bench"

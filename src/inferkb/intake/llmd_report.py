@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from ..errors import InputError, UsageError
+from ..export import exporter
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, resolve_accelerator, today
 from .common import KB1105, load_json, make_id, resolve_sources, unique_ids
 from .common import engine_id as option_engine
 from .mlperf_maps import engine_alias_index, match_engine
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FORMAT = "llmd-report"
 REPORT_KEYS = ("version", "run", "results")
@@ -380,6 +381,9 @@ def _statistics(entry: dict[str, Any], units: str, factor: float) -> dict[str, A
     return out
 
 
+@exporter(
+    "llmd-report", "A benchmark record as an llm-d Benchmark Report v0.2.1 document (one arm per document).", omissions=export_omissions
+)
 def export_report(kb: KB, record_id: str, arm: str | None = None) -> dict[str, Any]:
     """Write benchmark record ``record_id`` as an llm-d Benchmark Report v0.2.1 document (a dict).
 

@@ -32,7 +32,7 @@ from . import dataset as D
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FMT = "llmperf"
 ORIGIN = "llmperf-leaderboard"

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..hardware import candidates
+from ..resolve import resolve
 from . import mlperf_maps as M
 from . import mlperf_rules
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, register, today
@@ -38,7 +38,7 @@ from .common import KB1103
 from .table_rules import KB1111, KB1112, KB1113, KB1114, KB1115
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FORMAT = "mlperf"
 REQUIRED_COLUMNS = (
@@ -253,18 +253,20 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
             "checked": ["accelerator_model_name", "accelerators_per_node"],
         }
     else:
-        found = candidates(ctx.kb, raw_acc)
-        if len(found) == 1:
+        res = resolve(ctx.kb, "accelerator", raw_acc)
+        found = list(res.ids) if res.how != "parts" else []
+        if res.resolved:
             acc_ids = found
         elif not found:
             parts = M.split_heterogeneous(raw_acc)
-            per_part = [candidates(ctx.kb, p) for p in parts] if len(parts) > 1 else []
+            per_part = [resolve(ctx.kb, "accelerator", p) for p in parts] if len(parts) > 1 else []
             if len(parts) == 1 and parts[0] != raw_acc:
                 # one part with a stated device count, "... (x87)": look the part up without it
-                found = candidates(ctx.kb, parts[0])
-                acc_ids = found if len(found) == 1 else []
-            elif per_part and all(len(c) == 1 for c in per_part):
-                acc_ids = list(dict.fromkeys(c[0] for c in per_part))
+                part = resolve(ctx.kb, "accelerator", parts[0])
+                found = list(part.ids) if part.how != "parts" else []
+                acc_ids = [part.id] if part.resolved else []
+            elif per_part and all(r.resolved for r in per_part):
+                acc_ids = list(dict.fromkeys(r.id for r in per_part))
                 notes.append(
                     f"Heterogeneous system: {raw_acc!r} names {len(parts)} accelerator types; "
                     f"accelerator_count is the total over all of them."

@@ -26,7 +26,7 @@ from . import mlperf
 from .base import IntakeOptions, IntakeResult
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 LAYOUT = "summary_results.json"
 REQUIRED_KEYS = (

@@ -29,7 +29,7 @@ from .mlperf_maps import SCENARIOS
 from .table_rules import KB1110
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 NS_PER_MS = 1e6
 _PCT = re.compile(r"^(\d+(?:\.\d+)?) percentile (latency|first token latency|time to output token) \(ns\)$", re.I)

@@ -12,9 +12,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..hardware import normalise
+from ..resolve import engine_names, name_table
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 SCENARIOS = {
     "offline": "offline",
@@ -106,16 +107,17 @@ _SUBSUMES = {"tensorrt-llm": {"tensorrt", "pytorch"}, "vllm": {"pytorch"}, "sgla
 
 
 def engine_alias_index(kb: KB) -> list[tuple[re.Pattern, str]]:
-    """``[(pattern, engine_id)]`` matching each engine's id, name and aliases as whole words in free text."""
-    out: list[tuple[re.Pattern, str]] = []
-    if "engine" not in kb.profile.types:
+    """``[(pattern, engine_id)]`` matching each engine's names (:func:`inferkb.resolve.engine_names`: the
+    engine records' id, name and aliases) as whole words in free text."""
+
+    def build() -> list[tuple[re.Pattern, str]]:
+        out: list[tuple[re.Pattern, str]] = []
+        for eid, names in engine_names(kb).items():
+            for name in sorted(names):
+                out.append((re.compile(r"(?<![A-Za-z0-9])" + re.escape(name) + r"(?![A-Za-z0-9]|-llm)", re.I), eid))
         return out
-    for rec in kb.by_type("engine"):
-        names = {rec.id, rec.data.get("name") or ""} | set(rec.data.get("aliases") or [])
-        for name in sorted(n for n in names if isinstance(n, str) and len(n) >= 3):
-            pat = re.compile(r"(?<![A-Za-z0-9])" + re.escape(name) + r"(?![A-Za-z0-9]|-llm)", re.I)
-            out.append((pat, rec.id))
-    return out
+
+    return kb.cached("mlperf.engine_patterns", build)
 
 
 def match_engine(framework: str, index: list[tuple[re.Pattern, str]]) -> tuple[str | None, str | None, str | None]:
@@ -154,21 +156,12 @@ _VAGUE = {
 _DTYPE = re.compile(r"^(nvfp4|mxfp\d|bf16|fp\d+|int\d+|f\d+_e\dm\d|u\d+|f\d+)$")
 
 
-def format_index(kb: KB) -> dict[str, list[str]]:
-    """``{normalised id/name/alias/scheme: [quantization ids]}`` of the KB."""
-    index: dict[str, list[str]] = {}
-    if "quantization" not in kb.profile.types:
-        return index
-    for rec in kb.by_type("quantization"):
-        for name in [rec.id, rec.data.get("name"), rec.data.get("scheme")] + list(rec.data.get("aliases") or []):
-            if isinstance(name, str) and name.strip():
-                ids = index.setdefault(normalise(name), [])
-                if rec.id not in ids:
-                    ids.append(rec.id)
-    return index
+def format_index(kb: KB) -> dict[str, tuple[str, ...]]:
+    """``{normalised id/name/alias/scheme: quantization ids}`` of the KB (the resolver's table)."""
+    return name_table(kb, "quantization", normalised=True)
 
 
-def match_format(weight_types: str, index: dict[str, list[str]]) -> tuple[str | None, str]:
+def match_format(weight_types: str, index: dict[str, tuple[str, ...]]) -> tuple[str | None, str]:
     """``(format_id, reason)``: an id only when the weight dtypes name exactly one KB format unambiguously.
 
     KV-cache components (``"FP8 KV cache"``) are not weight types and are
@@ -202,21 +195,12 @@ def match_format(weight_types: str, index: dict[str, list[str]]) -> tuple[str | 
 # ---- models, environment, accuracy ------------------------------------------------
 
 
-def model_index(kb: KB) -> dict[str, list[str]]:
-    """``{normalised id/name/alias: [model ids]}`` of the KB."""
-    index: dict[str, list[str]] = {}
-    if "model" not in kb.profile.types:
-        return index
-    for rec in kb.by_type("model"):
-        for name in [rec.id, rec.data.get("name")] + list(rec.data.get("aliases") or []):
-            if isinstance(name, str) and name.strip():
-                ids = index.setdefault(normalise(name), [])
-                if rec.id not in ids:
-                    ids.append(rec.id)
-    return index
+def model_index(kb: KB) -> dict[str, tuple[str, ...]]:
+    """``{normalised id/name/alias: model ids}`` of the KB (the resolver's table)."""
+    return name_table(kb, "model", normalised=True)
 
 
-def resolve_model(name: str, index: dict[str, list[str]]) -> str | None:
+def resolve_model(name: str, index: dict[str, tuple[str, ...]]) -> str | None:
     """A model id when ``name`` (or ``name`` without MLPerf's ``-99``/``-99.9`` accuracy-target suffix) names one model."""
     for text in (name, re.sub(r"-99(\.9)?$", "", name.strip())):
         ids = index.get(normalise(text), [])

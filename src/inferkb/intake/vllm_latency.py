@@ -38,7 +38,7 @@ from . import common as C
 from .base import Importer, IntakeOptions, IntakeResult, build_conditions, percentile, read_input, register, sample_stats
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FMT = "vllm-latency"
 EXPECTED = ("avg_latency", "latencies", "percentiles")

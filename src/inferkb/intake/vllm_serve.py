@@ -50,7 +50,7 @@ from . import common as C
 from .base import Importer, IntakeOptions, IntakeResult, build_conditions, read_input, register
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FMT = "vllm-serve"
 MARKERS = ("mean_ttft_ms", "output_throughput", "request_throughput", "completed")

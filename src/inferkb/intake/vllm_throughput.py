@@ -27,7 +27,7 @@ from . import common as C
 from .base import Importer, IntakeOptions, IntakeResult, build_conditions, read_input, register
 
 if TYPE_CHECKING:
-    from ..store import KB
+    from ..kb import KB
 
 FMT = "vllm-throughput"
 EXPECTED = ("elapsed_time", "num_requests", "total_num_tokens", "requests_per_second", "tokens_per_second")

@@ -1,9 +1,4 @@
-"""CLI query commands: list, show, search, where, refs, stats, gaps, new.
-
-Registered on the :func:`inferkb.cli.cli` group when this module is imported
-(see :func:`inferkb.cli.main`); each is a thin layer over :mod:`inferkb.query`
-or :mod:`inferkb.skeleton`.
-"""
+"""The query commands: list, show, search, where, refs, stats, gaps (thin layers over :mod:`inferkb.query`)."""
 
 from __future__ import annotations
 
@@ -11,10 +6,10 @@ import json
 
 import click
 
-from .cli import FORMATS, Table, _console, _emit_json, _open, cli, kb_option
+from .common import FORMATS, Table, command, console, emit_json, kb_option, open_kb
 
 
-@cli.command("list")
+@command("list")
 @click.argument("type_name", metavar="TYPE")
 @kb_option
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
@@ -24,11 +19,11 @@ def list_cmd(type_name, kb_path, fmt) -> None:
     \b
     Example: inferkb list accelerator
     """
-    from .query import list_records
+    from ..query import list_records
 
-    rows = list_records(_open(kb_path), type_name)
+    rows = list_records(open_kb(kb_path), type_name)
     if fmt == "json":
-        _emit_json(rows)
+        emit_json(rows)
         return
     table = Table("id", "name", "status", "confidence", "updated", title=f"{len(rows)} {type_name} records", title_justify="left")
     for r in rows:
@@ -39,10 +34,10 @@ def list_cmd(type_name, kb_path, fmt) -> None:
             str(r["confidence"] if r["confidence"] is not None else ""),
             str(r["updated"] or ""),
         )
-    _console().print(table)
+    console().print(table)
 
 
-@cli.command()
+@command()
 @click.argument("record_id", metavar="ID")
 @kb_option
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
@@ -54,22 +49,22 @@ def show(record_id, kb_path, fmt) -> None:
       inferkb show nvidia-h100-sxm
       inferkb show benchmarks/vllm-mtp-regression-qwen3-next-80b-a3b --format json
     """
-    kb = _open(kb_path)
+    kb = open_kb(kb_path)
     rec = kb.get(record_id)
     if fmt == "json":
-        _emit_json(rec.data)
+        emit_json(rec.data)
         return
     # Plain text, never cropped: long prose and quotes are the evidence a reader came for.
     click.echo(f"# {rec.key}  ({rec.path})")
     click.echo(json.dumps(rec.data, indent=2, ensure_ascii=False))
     if rec.type == "benchmark" and rec.data.get("arms"):
-        from .arms import delta_lines
+        from ..arms import delta_lines
 
         for line in delta_lines(rec.data):
             click.echo(f"# {line}")
 
 
-@cli.command()
+@command()
 @click.argument("text", nargs=-1, required=True)
 @kb_option
 @click.option("--type", "type_name", metavar="TYPE", help="Only records of this type.")
@@ -83,19 +78,19 @@ def search(text, kb_path, type_name, limit, fmt) -> None:
       inferkb search h100 hbm3
       inferkb search speculative decoding --type benchmark
     """
-    from .query import search as do_search
+    from ..query import search as do_search
 
-    rows = do_search(_open(kb_path), " ".join(text), limit=limit, type_name=type_name)
+    rows = do_search(open_kb(kb_path), " ".join(text), limit=limit, type_name=type_name)
     if fmt == "json":
-        _emit_json(rows)
+        emit_json(rows)
         return
     table = Table("key", "score", "match", title=f"{len(rows)} results", title_justify="left")
     for r in rows:
         table.add_row(r["key"], f"{r['score']:.2f}", r["snippet"])
-    _console().print(table)
+    console().print(table)
 
 
-@cli.command()
+@command()
 @click.argument("condition", nargs=-1, required=True)
 @kb_option
 @click.option("--type", "type_name", metavar="TYPE", help="Only records of this type.")
@@ -113,23 +108,23 @@ def where(condition, kb_path, type_name, fmt) -> None:
       inferkb where 'arms.stats.p99 >= 1600'
       inferkb where 'name ~ mlperf' --type benchmark
     """
-    from .query import parse_condition
-    from .query import where as do_where
+    from ..query import parse_condition
+    from ..query import where as do_where
 
     field, op, value = parse_condition(list(condition))
-    rows = do_where(_open(kb_path), field, op, value, type_name=type_name)
+    rows = do_where(open_kb(kb_path), field, op, value, type_name=type_name)
     if fmt == "json":
-        _emit_json(rows)
+        emit_json(rows)
         return
     columns = ["key", "name"] + ([] if field == "name" else [field])
     table = Table(*columns, title=f"{len(rows)} records where {field} {op} {value}", title_justify="left")
     for r in rows:
         cells = [r["key"], str(r["name"] or "")] + ([] if field == "name" else [", ".join(map(str, r["values"]))])
         table.add_row(*cells)
-    _console().print(table)
+    console().print(table)
 
 
-@cli.command()
+@command()
 @click.argument("record_id", metavar="ID")
 @kb_option
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
@@ -139,31 +134,31 @@ def refs(record_id, kb_path, fmt) -> None:
     \b
     Example: inferkb refs nvidia-h100-sxm
     """
-    from .query import refs as do_refs
+    from ..query import refs as do_refs
 
-    data = do_refs(_open(kb_path), record_id)
+    data = do_refs(open_kb(kb_path), record_id)
     if fmt == "json":
-        _emit_json(data)
+        emit_json(data)
         return
-    console = _console()
-    console.print(f"[bold]{data['key']}[/bold] cites {len(data['cites'])}:")
+    out = console()
+    out.print(f"[bold]{data['key']}[/bold] cites {len(data['cites'])}:")
     for c in data["cites"]:
-        console.print(f"  {c['field']:24} {c['key'] or c['id']}{'' if c['resolved'] else '  (UNRESOLVED)'}", markup=False)
-    console.print(f"[bold]cited by {len(data['cited_by'])}:[/bold]")
+        out.print(f"  {c['field']:24} {c['key'] or c['id']}{'' if c['resolved'] else '  (UNRESOLVED)'}", markup=False)
+    out.print(f"[bold]cited by {len(data['cited_by'])}:[/bold]")
     for c in data["cited_by"]:
-        console.print(f"  {c['key']}  (via {c['field']})", markup=False)
+        out.print(f"  {c['key']}  (via {c['field']})", markup=False)
 
 
-@cli.command()
+@command()
 @kb_option
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
 def stats(kb_path, fmt) -> None:
     """Counts by type and status, mean confidence, and benchmark records per origin (data set)."""
-    from .query import stats as do_stats
+    from ..query import stats as do_stats
 
-    data = do_stats(_open(kb_path))
+    data = do_stats(open_kb(kb_path))
     if fmt == "json":
-        _emit_json(data)
+        emit_json(data)
         return
     table = Table("type", "records", "by status", "mean confidence", title=f"{data['records']} records", title_justify="left")
     for name, t in data["types"].items():
@@ -173,47 +168,27 @@ def stats(kb_path, fmt) -> None:
             ", ".join(f"{k} {v}" for k, v in sorted(t["by_status"].items())),
             "" if t["mean_confidence"] is None else f"{t['mean_confidence']:.2f}",
         )
-    console = _console()
-    console.print(table)
+    out = console()
+    out.print(table)
     if data["benchmark_origins"]:
         origins = Table("origin", "benchmark records", title="benchmark records per origin", title_justify="left")
         for origin, n in data["benchmark_origins"].items():
             origins.add_row(origin, str(n))
-        console.print(origins)
+        out.print(origins)
 
 
-@cli.command()
+@command()
 @kb_option
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
 def gaps(kb_path, fmt) -> None:
     """Types with no records, and schema fields that no record fills."""
-    from .query import gaps as do_gaps
+    from ..query import gaps as do_gaps
 
-    data = do_gaps(_open(kb_path))
+    data = do_gaps(open_kb(kb_path))
     if fmt == "json":
-        _emit_json(data)
+        emit_json(data)
         return
-    console = _console()
-    console.print(f"[bold]types with no records:[/bold] {', '.join(data['empty_types']) or 'none'}")
+    out = console()
+    out.print(f"[bold]types with no records:[/bold] {', '.join(data['empty_types']) or 'none'}")
     for t, fields in data["unfilled_fields"].items():
-        console.print(f"[bold]{t}[/bold]: no record fills {', '.join(fields)}", highlight=False)
-
-
-@cli.command()
-@click.argument("type_name", metavar="TYPE")
-@click.option("--name", required=True, help="Display name; the id is derived from it unless --id is given.")
-@click.option("--id", "record_id", help="Explicit kebab-case id.")
-@click.option("--source", help="Source id to cite (must exist).")
-@kb_option
-def new(type_name, name, record_id, source, kb_path) -> None:
-    """Write a skeleton record that will validate once filled in (never overwrites).
-
-    \b
-    Examples:
-      inferkb new source --name "NVIDIA H200 datasheet"
-      inferkb new accelerator --name "NVIDIA H200 NVL" --source nv-h200-datasheet
-    """
-    from .skeleton import write_new
-
-    path = write_new(_open(kb_path), type_name, name, record_id=record_id, source=source)
-    click.echo(f"wrote {path}; fill in the null fields, then run: inferkb validate")
+        out.print(f"[bold]{t}[/bold]: no record fills {', '.join(fields)}", highlight=False)

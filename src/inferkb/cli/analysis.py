@@ -1,4 +1,4 @@
-"""CLI commands for analysis and exports: compare, cost, roofline, fit, sql, export.
+"""CLI commands for analysis and exports: compare, cost, roofline, fit, sql, export (plugins of the ``commands`` point).
 
 Thin wrappers over :mod:`inferkb.analysis` and :mod:`inferkb.export`: parse
 options, call the API, render. Every command prints text by default and
@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from .cli import _emit_json, _open, cli, kb_option
+from .common import command, emit_json, kb_option, open_kb
 
 ANALYSIS_FORMATS = click.Choice(["text", "json", "csv", "markdown"])
 format_option = click.option("--format", "fmt", type=ANALYSIS_FORMATS, default="text", show_default=True)
@@ -33,7 +33,7 @@ def _fmt_num(v: Any, digits: int = 4) -> str:
 
 def _emit_rows(rows: list[dict[str, Any]], fmt: str) -> None:
     """Rows as CSV (formula cells neutralised) or a Markdown table on stdout."""
-    from .export.writers import neutralise
+    from ..export.writers import neutralise
 
     columns: list[str] = []
     for r in rows:
@@ -186,7 +186,7 @@ def _short(v: Any) -> str:
     return s if len(s) <= 48 else s[:45] + "..."
 
 
-@cli.command()
+@command()
 @click.option("--model", help="Model id (or name/alias).")
 @click.option("--metric", help="Metric name from the registry (e.g. output_tok_s).")
 @click.option("--accelerator", help="Accelerator id: only benchmarks that ran on it.")
@@ -249,18 +249,18 @@ def compare(
       inferkb compare --model gpt-oss-120b --pareto tok_s_per_user --format json
       inferkb compare --model llama-2-70b --history
     """
-    from .analysis import compare as cmp
-    from .analysis import plot
+    from ..analysis import compare as cmp
+    from ..analysis import plot
 
-    kb = _open(kb_path)
+    kb = open_kb(kb_path)
     varied = _split_multi(vary)
     if why:
-        from .analysis.comparability import split
+        from ..analysis.comparability import split
 
         a, b = (kb.get(x) for x in why)
         res = split(a.id, a.data, b.id, b.data, varied)
         if fmt == "json":
-            _emit_json(res.to_dict())
+            emit_json(res.to_dict())
             return
         if fmt in ("csv", "markdown"):
             rows = [{"condition": k, "a": v[0], "b": v[1], "kind": "differs"} for k, v in res.differ.items()]
@@ -276,11 +276,11 @@ def compare(
             click.echo(f"  missing  {k}: not stated by {'both' if side == 'both' else ('the first' if side == 'a' else 'the second')}")
         return
     if history_mode:
-        from .analysis.history import history
+        from ..analysis.history import history
 
         res = history(kb, model=model, scenario=scenario)
         if fmt == "json":
-            _emit_json(res.to_dict())
+            emit_json(res.to_dict())
             return
         rows = [
             {
@@ -323,7 +323,7 @@ def compare(
             console.print(t)
         return
     if pareto_x:
-        from .analysis.pareto import pareto
+        from ..analysis.pareto import pareto
 
         res = pareto(
             kb,
@@ -340,7 +340,7 @@ def compare(
         if plot_path:
             plot.write(plot.pareto_spec(res), plot_path)
         if fmt == "json":
-            _emit_json(res.to_dict())
+            emit_json(res.to_dict())
             return
         rows = [
             {"class": c.id, "id": p.id, "x": p.x, "y": p.y, "load": p.load, "frontier": p.on_frontier, "experimental": p.experimental}
@@ -389,7 +389,7 @@ def compare(
     if plot_path:
         plot.write(plot.compare_spec(res), plot_path)
     if fmt == "json":
-        _emit_json(res.to_dict())
+        emit_json(res.to_dict())
     elif fmt in ("csv", "markdown"):
         _emit_rows(_compare_rows(res), fmt)
     else:
@@ -401,7 +401,7 @@ def compare(
 # ---- cost -------------------------------------------------------------------
 
 
-@cli.command()
+@command()
 @click.option("--benchmark", "benchmark_id", required=True, help="Benchmark id.")
 @click.option("--price-per-hour", type=float, metavar="USD", help="Hourly price; needs --price-basis.")
 @click.option(
@@ -430,11 +430,11 @@ def cost(
       inferkb cost --benchmark BENCHMARK_ID --price-per-hour 3.5 --price-basis per-device
       inferkb cost --benchmark BENCHMARK_ID --price-per-hour 98.32 --price-basis per-instance --devices-per-instance 8
     """
-    from .analysis.common import AnalysisError
-    from .analysis.cost import Price, price_from_supply
-    from .analysis.cost import cost as run_cost
+    from ..analysis.common import AnalysisError
+    from ..analysis.cost import Price, price_from_supply
+    from ..analysis.cost import cost as run_cost
 
-    kb = _open(kb_path)
+    kb = open_kb(kb_path)
     if supply_id and price_per_hour is not None:
         raise AnalysisError("give either --supply or --price-per-hour, not both")
     if supply_id:
@@ -449,7 +449,7 @@ def cost(
         raise AnalysisError("no price: give --supply ID or --price-per-hour USD --price-basis ...")
     res = run_cost(kb, benchmark_id, price, utilisation=utilisation, allow_other_hardware=allow_other_hardware)
     if fmt == "json":
-        _emit_json(res.to_dict())
+        emit_json(res.to_dict())
         return
     row = {
         "benchmark": res.benchmark,
@@ -491,7 +491,7 @@ def cost(
 # ---- roofline, fit ----------------------------------------------------------
 
 
-@cli.command()
+@command()
 @click.option("--model", required=True, help="Model id (or name/alias).")
 @click.option("--accelerator", required=True, help="Accelerator id (or name/alias).")
 @click.option("--count", type=int, default=1, show_default=True, help="Number of accelerators.")
@@ -517,15 +517,15 @@ def roofline(model, accelerator, count, fmt_id, batch, context, kv_format, plot_
       inferkb roofline --model llama-3-3-70b --accelerator nvidia-h100-sxm --count 8 --format-id fp8-e4m3
       inferkb roofline --model llama-2-70b --accelerator nvidia-b300 --count 8 --format-id nvfp4 --batch 64 --context 2048 --plot r.svg
     """
-    from .analysis import plot
-    from .analysis.roofline import roofline as run
+    from ..analysis import plot
+    from ..analysis.roofline import roofline as run
 
-    kb = _open(kb_path)
+    kb = open_kb(kb_path)
     res = run(kb, model, accelerator, count=count, fmt=fmt_id, batch=batch, context=context, kv_format=kv_format)
     if plot_path:
         plot.write(plot.roofline_spec(res), plot_path)
     if fmt == "json":
-        _emit_json(res.to_dict())
+        emit_json(res.to_dict())
         return
     if fmt in ("csv", "markdown"):
         rows = [
@@ -575,7 +575,7 @@ def roofline(model, accelerator, count, fmt_id, batch, context, kv_format, plot_
         click.echo(f"wrote {plot_path}")
 
 
-@cli.command()
+@command()
 @click.option("--model", required=True, help="Model id (or name/alias).")
 @click.option("--accelerator", required=True, help="Accelerator id (or name/alias).")
 @click.option("--count", type=int, default=1, show_default=True, help="Accelerators (TP degree).")
@@ -596,12 +596,12 @@ def fit(model, accelerator, count, fmt_id, kv_format, context, batch, usable, kb
       inferkb fit --model llama-3-3-70b --accelerator nvidia-h100-sxm --count 2 --format-id fp8-e4m3 --context 32768 --batch 8
       inferkb fit --model deepseek-r1 --accelerator nvidia-b200 --count 8 --format-id fp8-block-scaled --context 32768
     """
-    from .analysis.fit import fit as run
+    from ..analysis.fit import fit as run
 
-    kb = _open(kb_path)
+    kb = open_kb(kb_path)
     res = run(kb, model, accelerator, count=count, fmt=fmt_id, kv_format=kv_format, context=context, batch=batch, usable=usable)
     if fmt == "json":
-        _emit_json(res.to_dict())
+        emit_json(res.to_dict())
         return
     if fmt in ("csv", "markdown"):
         keys = (
@@ -646,7 +646,7 @@ def fit(model, accelerator, count, fmt_id, kv_format, context, batch, usable, kb
 # ---- sql, export --------------------------------------------------------------
 
 
-@cli.command()
+@command()
 @click.argument("query", required=False)
 @click.option(
     "--db", "db_path", metavar="PATH", help="Query this DuckDB file (from `inferkb export --to duckdb`) instead of loading the KB."
@@ -668,21 +668,21 @@ def sql(query, db_path, timeout, limit, list_tables, kb_path, fmt) -> None:
       inferkb sql "SELECT b.id, c.input_tokens FROM benchmarks b JOIN conditions c ON c.benchmark_id = b.id LIMIT 5" --format csv
       inferkb sql --tables
     """
-    from .export.sql import Database
+    from ..export.sql import Database
 
     if not query and not list_tables:
         raise click.UsageError("give a QUERY (or --tables)")
     if db_path:
         db = Database.open(db_path)
     else:
-        db = Database.build(_open(kb_path))
+        db = Database.build(open_kb(kb_path))
     with db:
         if list_tables:
             res = db.query("SELECT table_name, count(*) AS columns FROM information_schema.columns GROUP BY 1 ORDER BY 1", timeout=timeout)
         else:
             res = db.query(query, timeout=timeout, limit=limit)
     if fmt == "json":
-        _emit_json(res.to_dict())
+        emit_json(res.to_dict())
         return
     rows = [dict(zip(res.columns, r, strict=True)) for r in res.rows]
     if fmt in ("csv", "markdown"):
@@ -694,7 +694,7 @@ def sql(query, db_path, timeout, limit, list_tables, kb_path, fmt) -> None:
     _Echo().print(t)
 
 
-@cli.command("export")
+@command("export")
 @click.option(
     "--to", "fmt_to", required=True, type=click.Choice(["duckdb", "parquet", "sqlite", "csv", "datapackage"]), help="Output format."
 )
@@ -720,18 +720,14 @@ def export_cmd(fmt_to, out, findings, overwrite, kb_path, fmt) -> None:
     """
     import time
 
-    from .export.tables import build_tables  # noqa: F401  (import errors surface before any writing)
-    from .export.writers import export as run
+    from ..export.tables import build_tables  # noqa: F401  (import errors surface before any writing)
+    from ..export.writers import export as run
 
-    kb = _open(kb_path)
+    kb = open_kb(kb_path)
     start = time.perf_counter()
     path = run(kb, fmt_to, out, overwrite=overwrite, findings=findings)
     elapsed = time.perf_counter() - start
     if fmt == "json":
-        _emit_json({"kb": str(kb.root), "records": len(kb.records), "format": fmt_to, "out": str(path), "seconds": elapsed})
+        emit_json({"kb": str(kb.root), "records": len(kb.records), "format": fmt_to, "out": str(path), "seconds": elapsed})
     else:
         click.echo(f"wrote {path} ({fmt_to}, {len(kb.records)} records, {elapsed:.2f} s)")
-
-
-# The commands this module registers on import (cli.main imports this name).
-ANALYSIS_COMMANDS = ("compare", "cost", "roofline", "fit", "sql", "export")

@@ -1,0 +1,61 @@
+"""The derive command: backfills with provenance, dry-run diff by default (a thin layer over :func:`inferkb.derive.run`)."""
+
+from __future__ import annotations
+
+import click
+
+from .common import command, emit_json, open_kb
+
+
+@command()
+@click.argument("name")
+@click.option("--kb", "kb_path", metavar="PATH", help="KB directory (default: the bundled KB).")
+@click.option("--write", is_flag=True, help="Write the changes (default: dry run, print the diff).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def derive(name, kb_path, write, fmt) -> None:
+    """Backfill fields that evidence proves, with provenance; dry-run diff by default.
+
+    NAME is a derivation (`inferkb derive list` lists them).
+
+    \b
+    Examples:
+      inferkb derive interconnect-ids
+      inferkb derive format-id --kb ./my-kb --write
+      inferkb derive accelerator-alternates --format json
+    """
+    from .. import derive as derive_mod
+    from ..reporters import cap_per_code, finding_line
+
+    registry = derive_mod.load_all()
+    if name == "list":
+        if fmt == "json":
+            emit_json([{"name": d.name, "description": d.description, "fields": list(d.fields)} for d in registry.values()])
+            return
+        for spec in registry.values():
+            click.echo(f"{spec.name:24} {spec.description}")
+        return
+    kb = open_kb(kb_path)
+    try:
+        result = derive_mod.run(kb, name, write=write)
+    except derive_mod.DeriveRefused as exc:
+        if fmt == "json":
+            emit_json(exc.result.to_dict())
+        else:
+            click.echo(exc.result.proof.to_text())
+        raise
+    if fmt == "json":
+        emit_json(result.to_dict())
+        return
+    if result.diff_text:
+        click.echo(result.diff_text)
+    kept, counts = cap_per_code(result.findings, 5)
+    for f in kept:
+        click.echo(finding_line(f), err=True)
+    if len(kept) < len(result.findings):
+        per_code = ", ".join(f"{code} x{n}" for code, n in sorted(counts.items()))
+        click.echo(f"... {len(result.findings) - len(kept)} more findings not shown ({per_code}); --format json lists them all", err=True)
+    click.echo(result.proof.to_text())
+    if write:
+        click.echo(f"{name}: wrote {len(result.changes)} values in {len(result.files)} files")
+    else:
+        click.echo(f"{name}: {len(result.changes)} values would change in {len(result.files)} files (dry run; --write to apply)")

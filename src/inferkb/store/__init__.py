@@ -1,0 +1,204 @@
+"""The storage layer: read a KB in one pass, index its records, write them in checked batches.
+
+``Store.load(path)`` walks ``data/<dir>/*.json`` once (:mod:`.loader`) and
+keeps the problems met while loading as findings; records stay plain dicts
+(``Record.data``) for speed. The :class:`~.index.Index` holds them with a
+write counter, so every table derived from the records (ids, aliases,
+resolver tables) rebuilds after a write. :meth:`Store.write_records`
+(:mod:`.writer`) is the only way records reach disk.
+
+This package imports nothing above it (no validation, audits or CLI); the
+:class:`inferkb.KB` facade adds those on top.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import KBNotFound, UsageError
+from ..profile import Profile, TypeSpec, load_profile
+from .index import Index
+from .loader import load_records
+from .records import KEBAB, MAX_ID_LENGTH, Record, bundled_root, check_id, gc_paused
+from .writer import Check, write_records
+
+T = TypeVar("T")
+
+__all__ = ["Store", "Record", "Index", "KEBAB", "MAX_ID_LENGTH", "bundled_root", "check_id", "gc_paused", "Check"]
+
+
+class Store:
+    """A loaded knowledge base, without the checks (see :class:`inferkb.KB` for those).
+
+    Attributes: ``root`` (resolved Path), ``profile`` (:class:`Profile`),
+    ``bundled`` (True for the KB shipped with inferkb), ``index``
+    (:class:`Index`), ``records`` (read-only ``{key: Record}`` in load order),
+    ``load_findings`` (problems met while reading files), ``files_seen``.
+    """
+
+    def __init__(self, root: Path, profile: Profile, *, bundled: bool = False) -> None:
+        self.root = root
+        self.profile = profile
+        self.bundled = bundled
+        self.index = Index()
+        self.load_findings: list = []
+        self.files_seen = 0
+        self._memo: dict[str, Any] = {}
+
+    # ---- loading -------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | os.PathLike | None = None):
+        """Open the KB at ``path`` (``None`` = the bundled KB); returns an instance of ``cls``.
+
+        Raises :class:`KBNotFound` if the path does not exist, is not a
+        directory or has no ``data/`` directory; :class:`KBError` if its
+        ``kb.toml`` is malformed.
+        """
+        bundled = path is None
+        root = bundled_root() if bundled else Path(path)
+        if not root.exists():
+            raise KBNotFound(f"KB path {str(root)!r} does not exist")
+        if not root.is_dir():
+            raise KBNotFound(f"KB path {str(root)!r} is not a directory")
+        if not (root / "data").is_dir():
+            raise KBNotFound(f"KB path {str(root)!r} has no data/ directory; a KB keeps records in data/<type-dir>/<id>.json")
+        store = cls(root.resolve(), load_profile(root), bundled=bundled)
+        with gc_paused():
+            loaded = load_records(store.root, store.profile)
+        store.index = Index(loaded.records)
+        store.load_findings = loaded.findings
+        store.files_seen = loaded.files_seen
+        return store
+
+    # ---- caches ----------------------------------------------------------
+    @property
+    def records(self) -> Mapping[str, Record]:
+        """``{key: Record}`` in load order (read-only; write with :meth:`write_records`)."""
+        return self.index.records
+
+    @property
+    def version(self) -> int:
+        """The index's write counter: 0 after loading, +1 for every change to the records."""
+        return self.index.version
+
+    def cached(self, name: str, build: Callable[[], T]) -> T:
+        """A table derived from the records, rebuilt by ``build()`` after any write (see :class:`Index`)."""
+        return self.index.cached(name, build)
+
+    def memo(self, name: str, build: Callable[[], T]) -> T:
+        """A value that depends on the KB's files other than records (schemas, metric registry): built once."""
+        try:
+            return self._memo[name]
+        except KeyError:
+            value = self._memo[name] = build()
+            return value
+
+    # ---- lookups -------------------------------------------------------
+    @property
+    def by_id(self) -> dict[str, list[Record]]:
+        """Bare id -> records with that file stem (more than one = ambiguous across types)."""
+        return self.index.by_id()
+
+    def ids_of_type(self, type_name: str) -> set[str]:
+        """Set of record ids of one type (exact type name)."""
+        return self.index.ids_by_type().get(type_name, set())
+
+    def by_type(self, type_name: str) -> Iterator[Record]:
+        """Records of one type (name or directory, e.g. ``accelerator`` or ``accelerators``), in load order.
+
+        Raises :class:`UsageError` for an unknown type.
+        """
+        return iter(self.index.of_type(self.type_spec(type_name).name))
+
+    def type_spec(self, type_name: str) -> TypeSpec:
+        """The :class:`TypeSpec` for a type name or its directory name; :class:`UsageError` when unknown."""
+        spec = self.profile.types.get(type_name)
+        if spec is None:
+            spec = self.profile.by_dir().get(type_name)
+        if spec is None:
+            raise UsageError(f"unknown type {type_name!r}; types of this KB: {', '.join(sorted(self.profile.types))}")
+        return spec
+
+    def resolve(self, ref: str, type_name: str | None = None) -> Record | None:
+        """Find a record by ``dir/id`` or bare id (optionally of one type); ``None`` if absent or ambiguous."""
+        if "/" in ref:
+            return self.index.records.get(ref)
+        hits = self.index.by_id().get(ref, [])
+        if type_name is not None:
+            hits = [r for r in hits if r.type == type_name]
+        return hits[0] if len(hits) == 1 else None
+
+    def get(self, ref: str) -> Record:
+        """Return the record for ``ref`` (bare id or ``dir/id``).
+
+        Raises :class:`UsageError` for an unsafe id, an ambiguous bare id, or
+        no such record (the message suggests near matches).
+        """
+        if "\x00" in ref or ".." in ref or ref.count("/") > 1 or "\\" in ref:
+            raise UsageError(f"refused id {ref!r}: ids may not contain '..', '\\', NUL or more than one '/'")
+        if "/" in ref:
+            rec = self.index.records.get(ref)
+        else:
+            hits = self.index.by_id().get(ref, [])
+            if len(hits) > 1:
+                raise UsageError(f"id {ref!r} is ambiguous: {', '.join(h.key for h in hits)}; use dir/id")
+            rec = hits[0] if hits else None
+        if rec is None:
+            near = self.suggest(ref)
+            hint = f"; did you mean: {', '.join(near)}" if near else ""
+            raise UsageError(f"no record {ref!r} in {self.root}{hint}")
+        return rec
+
+    def suggest(self, ref: str, limit: int = 5) -> list[str]:
+        """Near matches for a missing id (rapid fuzzy ratio over keys and ids)."""
+        from rapidfuzz import fuzz, process, utils
+
+        bare = ref.split("/")[-1]
+        hits = process.extract(
+            bare,
+            {k: k.split("/", 1)[1] for k in self.index.records},
+            scorer=fuzz.WRatio,
+            processor=utils.default_process,
+            limit=limit,
+            score_cutoff=60,
+        )
+        return [key for _, _, key in hits]
+
+    # ---- writing -------------------------------------------------------
+    def ensure_writable(self) -> None:
+        """Refuse to write into the bundled KB of an installed package.
+
+        The bundled KB may be edited from a source checkout (its maintainers grow
+        it there); inside an installed wheel it is package data, and a write would
+        silently change every user's KB. Raises :class:`UsageError` then.
+        """
+        if self.bundled and not (self.root.parents[2] / "pyproject.toml").is_file():
+            raise UsageError(
+                "refusing to write into the bundled KB of an installed inferkb; "
+                "make a writable copy with `inferkb init ./my-kb --with-data` and pass --kb ./my-kb"
+            )
+
+    def record_path(self, type_name: str, record_id: str) -> Path:
+        """``data/<dir>/<id>.json`` under the KB root; raises UsageError for an unknown type or an unsafe id."""
+        spec = self.type_spec(type_name)
+        check_id(record_id)
+        return self.root / "data" / spec.dir / f"{record_id}.json"
+
+    def write_records(
+        self,
+        records: Sequence[dict[str, Any]],
+        *,
+        overwrite: bool = False,
+        check: Check | None = None,
+        texts: Mapping[str, str] | None = None,
+        files: Sequence[tuple[str, str]] = (),
+    ) -> list[Record]:
+        """Write a batch of records, all or nothing; see :func:`inferkb.store.writer.write_records`."""
+        return write_records(self, records, overwrite=overwrite, check=check, texts=texts, files=files)
+
+    def write_record(self, data: dict[str, Any], *, overwrite: bool = False, check: Check | None = None) -> Record:
+        """Write one record (a batch of one); see :meth:`write_records`."""
+        return self.write_records([data], overwrite=overwrite, check=check)[0]
