@@ -86,6 +86,8 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.cli.plugins",
         "inferkb.cli.community",
         "inferkb.cli.analysis",
+        "inferkb.cli.analysis_bounds",
+        "inferkb.cli.analysis_data",
     ),
 }
 
