@@ -88,6 +88,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.cli.analysis",
         "inferkb.cli.analysis_bounds",
         "inferkb.cli.analysis_data",
+        "inferkb.cli.site",
     ),
 }
 
