@@ -99,3 +99,47 @@ def bundled_copy(tmp_path) -> Path:
     dest = tmp_path / "kb"
     shutil.copytree(BUNDLED, dest)
     return dest
+
+
+@pytest.fixture(scope="session")
+def bundled_site(tmp_path_factory):
+    """The bundled KB's site, built once per test session with search: ``(out_dir, SiteBuild)``."""
+    import inferkb
+    from inferkb.site import build_site
+
+    out = tmp_path_factory.mktemp("site") / "bundled"
+    return out, build_site(inferkb.open(), out)
+
+
+HOSTILE_NAME = 'Evil <script>window.__pwned = 1</script> "quoted" & <b>bold</b>'
+
+
+def hostile_kb(root: Path) -> Path:
+    """A bundled-schema KB whose records carry script text, an ``onerror`` attribute and ``javascript:`` URLs."""
+    shutil.copytree(BUNDLED / "schemas", root / "schemas")
+    shutil.copy2(BUNDLED / "kb.toml", root / "kb.toml")
+    shutil.copy2(BUNDLED / "metrics.json", root / "metrics.json")
+    src = json.loads((BUNDLED / "data" / "sources" / "repo-sglang.json").read_text())
+    src.update(
+        id="evil-source",
+        name=HOSTILE_NAME,
+        url="javascript:window.__pwned=2",
+        archived_url="JaVa\tScript:window.__pwned=3",
+        notes='<img src=x onerror="window.__pwned=4"> see javascript:alert(1)',
+    )
+    good = dict(src, id="good-source", name="A good source", url="https://example.org/report", archived_url=None, notes=None)
+    eng = json.loads((BUNDLED / "data" / "engines" / "vllm.json").read_text())
+    eng.update(sources=["evil-source", "good-source"], notes="</script><script>window.__pwned=5</script>", docs_url="https://docs.vllm.ai/")
+    files = {
+        "data/sources/evil-source.json": src,
+        "data/sources/good-source.json": good,
+        "data/engines/vllm.json": eng,
+        "docs/hostile.md": (
+            "# Hostile doc\n\n<script>window.__pwned=6</script>\n\n[click](javascript:window.__pwned=7) and "
+            "[ok](https://example.org/) and [[engines/vllm]] and [[benchmarks/no-such-record]].\n"
+        ),
+    }
+    for d in ("accelerators", "benchmarks", "models", "quantization", "interconnect"):
+        (root / "data" / d).mkdir(parents=True, exist_ok=True)
+    write_kb(root, files, schemas=False)
+    return root

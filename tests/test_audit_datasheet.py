@@ -66,3 +66,80 @@ def test_rule_is_explained_with_a_passing_and_a_failing_example():
 
     rule = RULES["KB1301"]
     assert rule.slug == "sparse-dense-mismatch" and "494" in rule.passing and "1801" in rule.failing
+
+
+# ---- KB1302 verified-spec-unconfirmed -------------------------------------------------
+
+GAP = {"tdp_w": {"reason": "the ROCm page read gives no power figure", "checked": ["rocm gpu-specs table"]}}
+
+
+def audit_records(tmp_path, files: dict):
+    root = write_kb(tmp_path / "kb", files)
+    return inferkb.open(root).audit("datasheet-consistency")
+
+
+def test_verified_accelerator_with_a_spec_gap_is_an_error_naming_the_field(tmp_path):
+    report = audit_records(tmp_path, {"data/accelerators/gpu-x.json": rec("accelerator", "gpu-x", status="verified", spec_gaps=GAP)})
+    (f,) = report.findings
+    assert (f.code, f.severity, f.field) == ("KB1302", "error", "status") and "tdp_w" in f.message
+
+
+def test_verified_accelerator_citing_a_source_not_re_read_is_an_error(tmp_path):
+    src = rec(
+        "source",
+        "vendor-page",
+        url="https://example.invalid/spec",
+        kind="spec-sheet",
+        accessed="2026-01-01",
+        notes="URL recorded; page not re-read in this pass.",
+    )
+    report = audit_records(
+        tmp_path,
+        {
+            "data/sources/vendor-page.json": src,
+            "data/accelerators/gpu-x.json": rec("accelerator", "gpu-x", status="verified", sources=["vendor-page"]),
+        },
+    )
+    (f,) = report.findings
+    assert f.code == "KB1302" and "vendor-page" in f.message and f.extra["unread_sources"] == ["vendor-page"]
+
+
+def test_draft_accelerator_with_spec_gaps_is_not_a_finding_and_is_counted(tmp_path):
+    report = audit_records(tmp_path, {"data/accelerators/gpu-x.json": rec("accelerator", "gpu-x", spec_gaps=GAP)})
+    assert report.findings == []
+    figures = report.figures["datasheet-consistency"]
+    assert figures["with_spec_gaps"] == 1 and figures["spec_gap_fields"] == {"tdp_w": 1} and figures["verified"] == 0
+
+
+def test_verified_accelerator_whose_sources_were_read_is_not_a_finding(tmp_path):
+    src = rec(
+        "source", "vendor-page", url="https://example.invalid/spec", kind="spec-sheet", accessed="2026-01-01", notes="Read in this pass."
+    )
+    report = audit_records(
+        tmp_path,
+        {
+            "data/sources/vendor-page.json": src,
+            "data/accelerators/gpu-x.json": rec("accelerator", "gpu-x", status="verified", sources=["vendor-page"]),
+        },
+    )
+    assert report.findings == [] and report.figures["datasheet-consistency"]["verified"] == 1
+
+
+def test_bundled_kb_has_no_verified_accelerator_with_unconfirmed_figures():
+    report = inferkb.open().audit("datasheet-consistency")
+    assert [f for f in report.findings if f.code == "KB1302"] == []
+
+
+def test_spec_gaps_keys_are_checked_by_the_bundled_schema(tmp_path):
+    import shutil
+
+    from conftest import BUNDLED
+
+    root = tmp_path / "kb"
+    shutil.copytree(BUNDLED / "schemas", root / "schemas")
+    bad = rec("accelerator", "gpu-x", spec_gaps={"tdp": {"reason": "typo in the key"}})
+    good = rec("accelerator", "gpu-y", spec_gaps={"flops.fp8": {"reason": "not on the page", "checked": [], "recover": "datasheet"}})
+    write_kb(root, {"data/accelerators/gpu-x.json": bad, "data/accelerators/gpu-y.json": good}, schemas=False)
+    errors = [f for f in inferkb.open(root).validate().findings if f.severity == "error"]
+    assert {f.record for f in errors} == {"accelerators/gpu-x"}
+    assert all("spec_gaps" in (f.field or "") + f.message for f in errors)

@@ -146,6 +146,24 @@ def test_unrecognised_hardware_raw_is_info(tmp_path):
     assert [f.severity for f in found] == ["info"]
 
 
+def test_a_string_mapped_by_quoted_publisher_documentation_is_not_kb804(tmp_path):
+    mapped = {
+        "date": "2026-12-01",
+        "tag": "t",
+        "field": "accelerator_ids",
+        "action": "import",
+        "method": "hardware name mapped by the data set's documentation",
+        "evidence": {"field": "README.md", "quote": "| NVIDIA H100 |"},
+        "basis": "the README's hardware matrix lists one part",
+        "numbers_changed": False,
+    }
+    raw = "Lab Accelerator Seven"
+    assert hits(tmp_path / "a", bench(hardware_raw=raw, accelerator_ids=["nvidia-h100-sxm"], provenance=[mapped]), code="KB804") == []
+    # without the quote the same record is unrecognised
+    bare = dict(mapped, evidence=None)
+    assert len(hits(tmp_path / "b", bench(hardware_raw=raw, accelerator_ids=["nvidia-h100-sxm"], provenance=[bare]), code="KB804")) == 1
+
+
 def test_recognised_hardware_raw_is_not_kb804(tmp_path):
     assert hits(tmp_path, bench(hardware_raw="NVIDIA H100 PCIe", accelerator_ids=["nvidia-h100-pcie"]), code="KB804") == []
 

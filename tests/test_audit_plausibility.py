@@ -145,6 +145,32 @@ def test_over_one_device_with_unstated_count_asks_for_the_count(tmp_path):
     assert codes(found) == [("KB505", "warning")]
 
 
+def _mixed(value: float) -> dict:
+    # MLPerf-style row whose own fields disagree on the count: '(x3)' in the name, 2 nodes x 2 per node = 4
+    return bench(
+        "x",
+        metric="tps_aggregate",
+        value=value,
+        value_scope="aggregate",
+        accelerator_count=None,
+        hardware_raw="Test GPU 1000 (x3)",
+        submission={"number_of_nodes": 2, "accelerators_per_node": 2},
+    )
+
+
+def test_candidate_counts_bound_a_rate_whose_count_is_contested(tmp_path):
+    # 20,000 tok/s x 2 x 8e9 = 3.2e14 FLOP/s = 320% of one 100-TFLOPS device; / 3 = 107%, / 4 = 80%: not settled -> KB505
+    found, figs = run(tmp_path, _mixed(20000.0))
+    assert codes(found) == [("KB505", "warning")] and "at 3 devices but 80% at 4" in found[0].message
+    assert figs["per_record"]["x"]["candidate_counts"] == [3, 4]
+    # 9,000 tok/s -> 144% of one device; 48% at 3, 36% at 4: plausible at either count, no finding
+    found, figs = run(tmp_path, _mixed(9000.0))
+    assert found == [] and figs["per_record"]["x"]["mfu"] == pytest.approx(0.48)
+    # 50,000 tok/s -> 800% of one; 200% even at 4 devices: impossible at every candidate
+    found, _ = run(tmp_path, _mixed(50000.0))
+    assert codes(found) == [("KB503", "error")]
+
+
 def test_count_from_text_names_the_accelerator_not_the_host_cpus(tmp_path):
     from inferkb.audit.plausibility import accelerator_tokens, device_count
 

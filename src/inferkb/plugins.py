@@ -47,6 +47,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.audit.load_conditions",
         "inferkb.audit.metric_consistency",
         "inferkb.audit.plausibility",
+        "inferkb.audit.model_geometry",
         "inferkb.audit.citations",
         "inferkb.audit.provenance_tiers",
         "inferkb.audit.identity",
@@ -84,6 +85,10 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.cli.export",
         "inferkb.cli.plugins",
         "inferkb.cli.community",
+        "inferkb.cli.analysis",
+        "inferkb.cli.analysis_bounds",
+        "inferkb.cli.analysis_data",
+        "inferkb.cli.site",
     ),
 }
 

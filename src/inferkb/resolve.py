@@ -175,6 +175,11 @@ def _by_mentions(kb: Store, text: str, body: str, count: int | None) -> Resoluti
     return Resolution(text, "accelerator", m.ids, how, parts, (), count)
 
 
+def _coined(word: str) -> bool:
+    """True for a word that reads as a coined name: an acronym, a digit, a joiner or inner capitals."""
+    return bool(re.search(r"[-.\d_]", word) or re.search(r".[A-Z]", word) or word.isupper())
+
+
 def prose_names(names: list[str]) -> tuple[str, ...]:
     """The ways prose writes a record's names: each name, without a parenthetical (``"PyTorch (eager)"`` ->
     ``"PyTorch"``), a one-word parenthetical (``"(TGI)"``), and a name's last word when it is a coined name
@@ -185,7 +190,9 @@ def prose_names(names: list[str]) -> tuple[str, ...]:
         plain = " ".join(_PAREN.sub(" ", name).split())
         inner = [m.strip("() ") for m in _PAREN.findall(name)]
         words = plain.split()
-        out.update([name, plain, *[w for w in inner if " " not in w]])
+        # A one-word parenthetical is a name only when coined ("(TGI)", "(vLLM-0.6)"), not a plain word
+        # ("DeepSpeed (inference)" must not make every "MLPerf Inference" string name DeepSpeed).
+        out.update([name, plain, *[w for w in inner if " " not in w and _coined(w)]])
         # The last word alone only when it is a coined name ("lm-evaluation-harness", "TensorRT"), not a
         # plain word ("Inference" of "Text Generation Inference" would name every MLPerf framework string).
         if len(words) > 1 and (re.search(r"[-.\d_]", words[-1]) or re.search(r".[A-Z]", words[-1])):

@@ -20,6 +20,7 @@ from .profile import ANY_TYPE
 from .report import Report
 from .schemas import SchemaSet, schema_doc, schema_file, schema_set
 from .store import KEBAB, Record
+from .urls import unsafe_urls
 
 if TYPE_CHECKING:
     from .kb import KB
@@ -118,6 +119,16 @@ def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
     if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1):
         out.append(R.KB107.finding(f"confidence {conf!r} is not a number in [0, 1]", record=rec.key, path=rec.path, field="confidence"))
     out.extend(_date_findings(rec, today))
+    for fld, value in unsafe_urls(d):
+        shown = value if len(value) <= 80 else value[:77] + "..."
+        out.append(
+            R.KB112.finding(
+                f"{fld}: {shown!r} is not an http(s) or relative link; the site shows it as text",
+                record=rec.key,
+                path=rec.path,
+                field=fld,
+            )
+        )
     if rec.type == "benchmark":
         metric = d.get("metric")
         if kb.metrics and isinstance(metric, str) and metric not in kb.metrics:

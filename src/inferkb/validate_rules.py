@@ -275,6 +275,21 @@ KB111 = register(
     )
 )
 
+KB112 = register(
+    Rule(
+        "KB112",
+        "unsafe-url",
+        "error",
+        "validate",
+        "A field holds a javascript:, vbscript: or data: URL.",
+        "Readers follow links from records. A javascript:, vbscript: or data: URL runs code or opens a forged document "
+        "when clicked. The site links only http(s) and relative URLs and shows everything else as text; validate reports "
+        "the script-capable ones so the record gets fixed (a file: URL citing a local harness file is not reported).",
+        '{"url": "https://docs.vllm.ai/en/latest/"}',
+        '{"url": "javascript:alert(1)"}',
+    )
+)
+
 KB201 = register(
     Rule(
         "KB201",

@@ -11,7 +11,17 @@ another part. Tolerance: :data:`TOLERANCE` (3 % of 2x, to absorb datasheet
 rounding such as 989.5 printed as 989). The finding names the precision and
 both values.
 
-Figures: ``{"accelerators": n, "pairs_checked": n, "mismatches": n}``.
+KB1302 ``verified-spec-unconfirmed`` (error): an accelerator marked
+``verified`` while one of its key figures is not confirmed on a primary page:
+the record lists the field in its own ``spec_gaps`` (the structured note of
+what stays unconfirmed, why, what was checked and what would confirm it), or
+it cites a source record whose notes say the page was "not re-read" (the
+phrase this KB's source records use for a URL recorded without reading it).
+Issue 7: "Accelerator specs marked verified whose sources say 'page not
+re-read' are not verified".
+
+Figures: ``{"accelerators": n, "pairs_checked": n, "mismatches": n,
+"verified": n, "with_spec_gaps": n, "spec_gap_fields": {field: n}}``.
 """
 
 from __future__ import annotations
@@ -39,6 +49,34 @@ KB1301 = register(
         '{"flops": [{"precision": "fp8", "tflops": 450, "dense": true}, {"precision": "fp8", "tflops": 1801, "dense": false}]}',
     )
 )
+
+
+KB1302 = register(
+    Rule(
+        "KB1302",
+        "verified-spec-unconfirmed",
+        "error",
+        "datasheet-consistency",
+        "An accelerator is marked verified but a key figure is unconfirmed (spec_gaps) or a cited source was not re-read.",
+        "verified means every key number (memory, bandwidth, peak FLOPs per format, TDP, die) was confirmed on a primary page; "
+        "a spec_gaps entry or a source whose notes say 'not re-read' contradicts that, so the status must be draft.",
+        '{"status": "draft", "spec_gaps": {"tdp_w": {"reason": "the ROCm page read gives no power figure"}}}',
+        '{"status": "verified", "spec_gaps": {"tdp_w": {"reason": "the ROCm page read gives no power figure"}}}',
+    )
+)
+
+NOT_RE_READ = "not re-read"
+
+
+def unread_sources(kb: KB, data: dict[str, Any]) -> list[str]:
+    """Ids of the record's ``sources`` whose source record's notes say the page was not re-read."""
+    out = []
+    for sid in data.get("sources") or []:
+        src = kb.resolve(sid, "source") if isinstance(sid, str) else None
+        notes = (src.data.get("notes") or "") if src is not None else ""
+        if NOT_RE_READ in notes.lower():
+            out.append(sid)
+    return out
 
 
 def _rate(row: dict[str, Any]) -> float | None:
@@ -69,10 +107,35 @@ def consistent(dense: list[float], sparse: float, tolerance: float = TOLERANCE) 
 
 @audit("datasheet-consistency", "accelerator datasheet figures that contradict each other (sparse vs dense peaks)")
 def run(kb: KB) -> AuditResult:
-    """KB1301 for every sparse peak that is not ~2x its dense peak (see the module docstring)."""
+    """KB1301 for every sparse peak that is not ~2x its dense peak, KB1302 for a verified record with unconfirmed figures."""
     result = AuditResult("datasheet-consistency")
-    accelerators = pairs = 0
+    accelerators = pairs = verified = with_gaps = 0
+    gap_fields: dict[str, int] = {}
     for rec in kb.by_type("accelerator"):
+        gaps = rec.data.get("spec_gaps")
+        gaps = gaps if isinstance(gaps, dict) else {}
+        with_gaps += bool(gaps)
+        for key in gaps:
+            top = key.split(".", 1)[0]
+            gap_fields[top] = gap_fields.get(top, 0) + 1
+        if rec.data.get("status") == "verified":
+            verified += 1
+            unread = unread_sources(kb, rec.data)
+            if gaps or unread:
+                why = []
+                if gaps:
+                    why.append("spec_gaps lists " + ", ".join(sorted(gaps)))
+                if unread:
+                    why.append("cited source(s) not re-read: " + ", ".join(unread))
+                result.findings.append(
+                    KB1302.finding(
+                        "status is verified but " + "; ".join(why),
+                        record=rec.key,
+                        path=rec.path,
+                        field="status",
+                        extra={"spec_gaps": sorted(gaps), "unread_sources": unread},
+                    )
+                )
         flops = rec.data.get("flops")
         if not isinstance(flops, list):
             continue
@@ -92,5 +155,14 @@ def run(kb: KB) -> AuditResult:
                     extra={"precision": label, "dense": dense, "sparse": sparse},
                 )
             )
-    result.figures = {"accelerators": accelerators, "pairs_checked": pairs, "mismatches": len(result.findings), "tolerance": TOLERANCE}
+    mismatches = sum(1 for f in result.findings if f.code == "KB1301")
+    result.figures = {
+        "accelerators": accelerators,
+        "pairs_checked": pairs,
+        "mismatches": mismatches,
+        "tolerance": TOLERANCE,
+        "verified": verified,
+        "with_spec_gaps": with_gaps,
+        "spec_gap_fields": dict(sorted(gap_fields.items())),
+    }
     return result

@@ -245,6 +245,30 @@ def weight_bytes(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
 accelerator_tokens = hardware_tokens  # kept under its old name
 
 
+def candidate_counts(data: dict[str, Any]) -> tuple[list[int], str]:
+    """The device counts a record's own fields allow when ``accelerator_count`` is null because they disagree.
+
+    Read from the sum of the ``(xN)`` counts in ``hardware_raw``,
+    ``submission.number_of_nodes x submission.accelerators_per_node`` and
+    ``submission.total_accelerators`` (MLPerf tables). Returns the sorted
+    distinct counts and a basis naming each; empty when there are none.
+    Example: AMD v6.0 ``87xMI355X`` rows state ``(x87)`` but 11 nodes x 8 = 88.
+    """
+    sub = data.get("submission") if isinstance(data.get("submission"), dict) else {}
+    found: dict[int, str] = {}
+    named = [int(n) for n in re.findall(r"\(x(\d+)\)", data.get("hardware_raw") or "")]
+    if named:
+        found.setdefault(sum(named), f"hardware_raw '(x{'+'.join(map(str, named))})'")
+    nodes, per = sub.get("number_of_nodes"), sub.get("accelerators_per_node")
+    if isinstance(nodes, int) and isinstance(per, int) and nodes > 0 and per > 0:
+        found.setdefault(nodes * per, f"number_of_nodes {nodes} x accelerators_per_node {per}")
+    total = sub.get("total_accelerators")
+    if isinstance(total, int) and total > 0:
+        found.setdefault(total, f"total_accelerators {total}")
+    counts = sorted(found)
+    return counts, "; ".join(f"{n} ({found[n]})" for n in counts)
+
+
 def device_count(
     data: dict[str, Any], scope: str | None, acc_tokens: set[str] | frozenset[str] = frozenset(), *, known: DeviceCount | None = None
 ) -> tuple[int | None, str]:
@@ -378,6 +402,32 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
     figures["per_record"][rec.id] = entry
     figures[f"{what.lower()}_bands"][_band(util)] += 1
     extra = {what.lower(): round(util, 4), "devices": devices, "size_basis": size_info["basis"]}
+    if devices is None and util > 1:
+        counts, basis = candidate_counts(data) if data.get("accelerator_count") is None else ([], "")
+        if counts:
+            low, high = util / counts[-1], util / counts[0]
+            entry.update({"candidate_counts": counts, what.lower(): round(high, 4), "note": f"count unknown; candidates {basis}"})
+            figures[f"{what.lower()}_bands"][_band(util)] -= 1
+            figures[f"{what.lower()}_bands"][_band(high)] += 1
+            if low > 1:
+                rule = KB501 if kind == "decode" else KB503
+                return [
+                    rule.finding(
+                        f"{metric} {value:g} implies {what} {low:.0%} even at the largest candidate count {counts[-1]} ({basis}): {detail}",
+                        extra=extra,
+                        **where,
+                    )
+                ]
+            if high > 1:
+                return [
+                    KB505.finding(
+                        f"{metric} {value:g} implies {what} {high:.0%} at {counts[0]} devices but {low:.0%} at {counts[-1]}; "
+                        f"the candidate counts ({basis}) do not settle it: {detail}",
+                        extra=extra,
+                        **where,
+                    )
+                ]
+            return []
     if devices is None:
         if util > 1:
             return [

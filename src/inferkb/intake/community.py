@@ -198,12 +198,15 @@ def import_community(kb: KB, corpus: Path, *, dry_run: bool = False, only: list[
                 "hardware_map": spec.get("hardware_map") or {},
                 "hardware_evidence": spec.get("hardware_evidence"),
                 "option_evidence": spec.get("option_evidence") or [],
+                "warmup_rule": spec.get("warmup_rule"),
+                "harness_defaults": spec.get("harness_defaults") or [],
             },
         )
         existing = kb.resolve(f"sources/{source['id']}")
         # A not-yet-written source is made visible to the importer's --source check, never written here.
         with kb.index.staged([] if existing is not None else [_placeholder(source)]):
             result = registry[spec["format"]].parse(files, options, kb)
+        _apply_gap_reasons(result.records, spec.get("gap_reasons") or {})
         records = [source, *result.records]
         changed, unchanged = [], 0
         for data in records:
@@ -236,6 +239,21 @@ def import_community(kb: KB, corpus: Path, *, dry_run: bool = False, only: list[
 
         derive.run(open_kb(None if kb.bundled else kb.root), "interconnect-ids", write=True)
     return reports
+
+
+def _apply_gap_reasons(records: list[dict[str, Any]], reasons: dict[str, dict[str, Any]]) -> None:
+    """Replace the importer's generic gap text with the set's own (manifest ``gap_reasons``), where that gap exists.
+
+    ``reasons``: ``{condition: {"reason", "checked", "recover"}}``, written for a
+    data set whose publisher or harness was searched further than the file.
+    """
+    for rec in records:
+        gaps = rec.get("condition_gaps")
+        if not isinstance(gaps, dict):
+            continue
+        for key, text in reasons.items():
+            if key in gaps:
+                gaps[key] = {k: text[k] for k in ("reason", "checked", "recover") if k in text}
 
 
 def _placeholder(source: dict[str, Any]) -> Any:

@@ -10,7 +10,10 @@ importer, through ``IntakeOptions.extra``:
 - ``origin``: the data-set family written to ``benchmark.origin``;
 - ``hardware_map``: ``{raw string: {"id", "evidence", "basis"}}`` for strings
   the publisher's own documentation identifies but no alias may claim
-  globally (the evidence goes into a provenance entry).
+  globally (the evidence goes into a provenance entry);
+- ``harness_defaults``: conditions the harness fixes at a pinned commit
+  (:func:`apply_harness_defaults`), and ``warmup_rule`` (InferenceX run scripts);
+  ``gap_reasons`` replace an importer's generic gap text (applied by the orchestrator).
 
 Run on their own (``inferkb intake FORMAT FILE``) the importers need none of
 these: the pin is absent, the origin is ``harness-intake`` unless the format
@@ -104,3 +107,36 @@ def import_entry(tag: str, method: str, field: str, quote: str, basis: str) -> d
         "basis": basis,
         "numbers_changed": False,
     }
+
+
+def apply_harness_defaults(
+    conditions: dict[str, Any], gaps: dict[str, Any], defaults: list[dict[str, Any]] | None, tag: str
+) -> list[dict[str, Any]]:
+    """Fill conditions the harness fixes at a pinned commit (manifest ``harness_defaults``); returns their provenance entries.
+
+    Each item: ``field`` (``conditions.<key>``), ``value``, ``evidence`` {field, quote}
+    naming repository, path and commit, ``basis`` (starting "harness default at
+    that commit"). Only a condition the file left null is filled, and its gap is
+    dropped; a stated value always wins. Raises KeyError on an item without
+    ``field``/``value`` (the manifest is ours, so that is a programming error).
+    """
+    entries = []
+    for item in defaults or []:
+        key = item["field"].removeprefix("conditions.")
+        if conditions.get(key) is not None:
+            continue
+        conditions[key] = item["value"]
+        gaps.pop(key, None)
+        entries.append(
+            {
+                "date": today(),
+                "tag": tag,
+                "field": item["field"],
+                "action": "import",
+                "method": item.get("method", "harness default of the publisher's stated command line"),
+                "evidence": item["evidence"],
+                "basis": item["basis"],
+                "numbers_changed": False,
+            }
+        )
+    return entries

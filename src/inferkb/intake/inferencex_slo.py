@@ -57,6 +57,35 @@ def layout_conditions(layout: str, n: int) -> dict[str, int]:
     return {"tp": {"tensor_parallel": n}, "tep": {"tensor_parallel": n, "expert_parallel": n}, "dep": {"data_parallel": n}}[layout]
 
 
+def script_warmup(rule: dict[str, Any] | None, conc: int | None, prompts: int | None) -> tuple[int, dict[str, Any]] | None:
+    """``(warmup requests, provenance entry)`` from the publisher's run-script rule, or None.
+
+    ``rule`` (manifest ``warmup_rule``): ``warmups_per_concurrency`` and
+    ``prompts_per_concurrency`` (the script's ``NUM_WARMUPS=$((MAX_CONC * 2))``
+    and ``NUM_PROMPTS=$((MAX_CONC * 10))``), ``evidence`` {field, quote} and
+    ``commit``. The rule applies only to a file whose ``num_prompts`` equals
+    ``prompts_per_concurrency x max_concurrency``: that the script's second rule
+    reproduces the file is what ties the file to the script.
+    """
+    if not rule or conc is None or prompts is None or prompts != rule["prompts_per_concurrency"] * conc:
+        return None
+    n = rule["warmups_per_concurrency"] * conc
+    entry = {
+        "date": today(),
+        "tag": "intake-inferencex-decode-slo",
+        "field": "conditions.warmup",
+        "action": "import",
+        "method": f"--num-warmups of the publisher's benchmark client command: {rule['warmups_per_concurrency']} x max_concurrency {conc}",
+        "evidence": rule["evidence"],
+        "basis": (
+            f"publisher's run script at commit {rule['commit']}, not the result file; it applies to this file because the "
+            f"script's NUM_PROMPTS = {rule['prompts_per_concurrency']} x MAX_CONC reproduces its num_prompts {prompts}"
+        ),
+        "numbers_changed": False,
+    }
+    return n, entry
+
+
 def run_record(
     doc: dict[str, Any], path: Path, options: IntakeOptions, kb: KB, sources: list[str], result: IntakeResult
 ) -> dict[str, Any] | None:
@@ -99,6 +128,9 @@ def run_record(
     )
     if shape:
         stated.update(layout_conditions(shape["layout"], shape["n"]))
+    warmup_entry = script_warmup(options.extra.get("warmup_rule"), conc, prompts)
+    if warmup_entry is not None:
+        stated["warmup"] = warmup_entry[0]
     conditions = {k: stated.get(k) for k in CONDITION_KEYS}
     metrics: dict[str, Any] = {}
     for short, name in _LAT:
@@ -123,7 +155,8 @@ def run_record(
         "basis": "output_throughput: output tokens of all requests / duration",
     }
     if doc.get("input_throughput") is not None:
-        metrics["prefill_tok_s"] = {
+        # input tokens over the whole run, not a prefill-phase rate: prefill_tok_s would misstate it
+        metrics["input_tok_s"] = {
             "value": C.number(doc["input_throughput"], path, "input_throughput", nonneg=True),
             "unit": "tok/s",
             "value_scope": "aggregate",
@@ -237,6 +270,8 @@ def run_record(
                 "numbers_changed": False,
             }
         )
+    if warmup_entry is not None:
+        rec["provenance"].append(warmup_entry[1])
     extra_ev = options.extra.get("hardware_evidence")
     if isinstance(extra_ev, dict):
         rec["provenance"].append(

@@ -139,6 +139,7 @@ def run_record(doc: dict[str, Any], path: Path, options: IntakeOptions, kb: KB, 
     for key in ("concurrency", "input_tokens", "output_tokens"):
         if conditions[key] is None:
             gaps[key] = D.gap(f"{key} is not stated as one value in the summary", CHECKED)
+    defaults = D.apply_harness_defaults(conditions, gaps, options.extra.get("harness_defaults"), "intake-llmperf")
     individual = path.parent.parent / "individual" / path.name
     if individual.is_file():
         for problem in cross_check(doc, individual, path):
@@ -198,7 +199,8 @@ def run_record(doc: dict[str, Any], path: Path, options: IntakeOptions, kb: KB, 
                 "submission.run_name",
                 str(doc.get("name")),
                 "one LLMPerf summary file; seconds converted to ms",
-            )
+            ),
+            *defaults,
         ],
     }
 

@@ -1,16 +1,21 @@
-"""Exporters: a KB's records written in another ecosystem's format (an extension point).
+"""Exports: the exporters extension point, and the KB's tables as SQL and open-data files.
 
-An exporter is a function ``func(kb, **options) -> document`` registered with
-:func:`exporter`; ``omissions(kb, **options) -> [sentences]`` optionally says
-what the document leaves out. Built-in exporters are named once in
-:data:`inferkb.plugins.BUILTINS` ``["exporters"]``; another package uses the
-``inferkb.exporters`` entry-point group.
-
-Example::
+**Exporters** (an extension point): a KB's records written in another
+ecosystem's format. An exporter is a function ``func(kb, **options) ->
+document`` registered with :func:`exporter`; ``omissions(kb, **options) ->
+[sentences]`` optionally says what the document leaves out. Built-in exporters
+are named once in :data:`inferkb.plugins.BUILTINS` ``["exporters"]``; another
+package uses the ``inferkb.exporters`` entry-point group. Example::
 
     import inferkb
     from inferkb import export
     doc = export.load_all()["llmd-report"].func(inferkb.open(), record_id="vllm-mtp-regression-qwen3-next-80b-a3b")
+
+**Tables** (``inferkb sql`` and ``inferkb export --to ...``), in submodules:
+
+- :mod:`~inferkb.export.tables` — the tables (columns from the KB's schemas, keys from kb.toml);
+- :mod:`~inferkb.export.sql` — read-only DuckDB with a timeout;
+- :mod:`~inferkb.export.writers` — DuckDB, Parquet, SQLite (Datasette), CSV, Frictionless data package + Croissant.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import plugins
+from .. import plugins
 
 __all__ = ["ExporterSpec", "exporter", "load_all", "EXPORTERS"]
 

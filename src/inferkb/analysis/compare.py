@@ -1,0 +1,384 @@
+"""``compare``: select benchmarks, group them into comparability classes, rank within each class.
+
+Python API::
+
+    from inferkb.analysis import compare
+    result = compare.compare(kb, model="llama-2-70b", scenario="offline", vary=("engine", "engine_version"))
+    result.to_dict()       # JSON-able: classes (key, ranked rows), not_comparable, split_by
+
+Ranking rules (shared data contracts): one row per ``same_measurement_as``
+group (the others are folded into it); rows with ``experimental: true`` are
+labelled; MLPerf closed and open divisions are never in one class (the
+``division`` condition cannot be varied). Direction (higher or lower is
+better) comes from the KB's metric registry; a metric without one is listed
+unranked. With ``per_accelerator=True`` the ranked value is the
+per-accelerator figure (:func:`inferkb.analysis.common.per_accelerator`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..arms import arm_deltas
+from ..hardware import normalise
+from .common import AnalysisError, is_number, lookup, mlperf_division, mlperf_round, per_accelerator, rate_label, token_basis
+from .comparability import CONDITION_NAMES, check_vary, conditions_of, key_id
+
+if TYPE_CHECKING:
+    from ..kb import KB
+    from ..store import Record
+
+
+@dataclass
+class ArmRow:
+    """One arm of a record with its computed change versus the baseline arm (``delta_pct``: stat -> percent)."""
+
+    arm_id: str
+    label: str | None
+    baseline: bool
+    unit: str | None
+    stats: dict[str, Any]
+    delta_pct: dict[str, float | None]
+    better: bool | None
+
+
+@dataclass
+class RankedRow:
+    """A benchmark placed in a class.
+
+    ``rank`` is 1-based (``None`` when the metric has no direction);
+    ``value`` is what was ranked (the per-accelerator figure when asked),
+    ``headline`` the record's own value; ``label`` says the token basis and
+    scope; ``varied`` holds the varied conditions' values; ``same_measurement``
+    the ids folded into this row; ``context`` origin, division, round,
+    submitter, system, OS (differences that come from how a number was made).
+    """
+
+    id: str
+    rank: int | None
+    value: float
+    headline: float
+    unit: str | None
+    label: str
+    token_basis: str | None
+    value_scope: str | None
+    per_accelerator: dict[str, Any] | None
+    experimental: bool
+    varied: dict[str, Any] = field(default_factory=dict)
+    same_measurement: list[str] = field(default_factory=list)
+    context: dict[str, Any] = field(default_factory=dict)
+    arms: list[ArmRow] = field(default_factory=list)
+
+
+@dataclass
+class ComparisonClass:
+    """One comparability class: ``id`` (hash of the key), ``key`` (condition -> value), ranked ``rows``, ``direction``."""
+
+    id: str
+    key: dict[str, Any]
+    fixed_by: dict[str, str]
+    direction: str | None
+    rows: list[RankedRow]
+
+    @property
+    def size(self) -> int:
+        """Rows in the class (after folding same-measurement groups)."""
+        return len(self.rows)
+
+
+@dataclass
+class NotComparable:
+    """A selected record that no class can take: ``missing`` names the unstated conditions, ``reason`` anything else."""
+
+    id: str
+    value: float | None
+    unit: str | None
+    label: str
+    missing: list[str]
+    reason: str
+
+
+@dataclass
+class CompareResult:
+    """Result of :func:`compare`.
+
+    ``filters`` (what was asked), ``vary`` (conditions declared irrelevant),
+    ``per_accelerator`` (ranked on the per-accelerator figure),
+    ``conditions`` (the class-key conditions, in order), ``classes``
+    (largest first), ``not_comparable``, ``split_by`` (condition -> number of
+    distinct values across classes: what keeps the classes apart) and
+    ``selected`` (records matching the filters).
+    """
+
+    filters: dict[str, Any]
+    vary: list[str]
+    per_accelerator: bool
+    conditions: list[str]
+    classes: list[ComparisonClass]
+    not_comparable: list[NotComparable]
+    split_by: dict[str, int]
+    selected: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able dict of every field (dataclasses converted recursively)."""
+        out = asdict(self)
+        for cls, raw in zip(self.classes, out["classes"], strict=True):
+            raw["size"] = cls.size
+        return out
+
+
+def _model_labels(rec: Record) -> set[str]:
+    labels = {rec.id, str(rec.data.get("name") or "")}
+    labels.update(a for a in rec.data.get("aliases") or [] if isinstance(a, str))
+    return {normalise(x) for x in labels if x}
+
+
+def select(
+    kb: KB,
+    *,
+    model: str | None = None,
+    metric: str | None = None,
+    accelerator: str | None = None,
+    engine: str | None = None,
+    fmt: str | None = None,
+    scenario: str | None = None,
+    origin: str | None = None,
+) -> tuple[list[Record], dict[str, Any]]:
+    """Benchmarks matching every given filter, and the resolved filters.
+
+    ``model``, ``accelerator``, ``engine`` and ``fmt`` are record ids (or
+    names/aliases) resolved with near-match hints (:class:`AnalysisError`
+    when unknown). A benchmark matches a model when its ``model_id`` is that
+    record, or it has no ``model_id`` and its ``model`` text is the record's
+    id, name or an alias. ``metric``, ``scenario`` and ``origin`` match exactly.
+    """
+    filters: dict[str, Any] = {}
+    model_rec = lookup(kb, model, "model") if model else None
+    acc_rec = lookup(kb, accelerator, "accelerator") if accelerator else None
+    eng_rec = lookup(kb, engine, "engine") if engine else None
+    fmt_rec = lookup(kb, fmt, "quantization", what="format") if fmt else None
+    if model_rec is not None:
+        filters["model"] = model_rec.id
+    if acc_rec is not None:
+        filters["accelerator"] = acc_rec.id
+    if eng_rec is not None:
+        filters["engine"] = eng_rec.id
+    if fmt_rec is not None:
+        filters["format"] = fmt_rec.id
+    for name, value in (("metric", metric), ("scenario", scenario), ("origin", origin)):
+        if value:
+            filters[name] = value
+    if metric and kb.metrics and metric not in kb.metrics:
+        raise AnalysisError(f"unknown metric {metric!r}; the KB's metric registry has: {', '.join(sorted(kb.metrics))}")
+    labels = _model_labels(model_rec) if model_rec is not None else set()
+    out: list[Record] = []
+    if "benchmark" not in kb.profile.types:
+        return out, filters
+    for rec in kb.by_type("benchmark"):
+        d = rec.data
+        if model_rec is not None:
+            mid = d.get("model_id")
+            if mid:
+                if mid != model_rec.id:
+                    continue
+            elif not (isinstance(d.get("model"), str) and normalise(d["model"]) in labels):
+                continue
+        if metric and d.get("metric") != metric:
+            continue
+        if scenario and d.get("scenario") != scenario:
+            continue
+        if origin and d.get("origin") != origin:
+            continue
+        if acc_rec is not None and acc_rec.id not in (d.get("accelerator_ids") or []):
+            continue
+        if eng_rec is not None and d.get("engine_id") != eng_rec.id:
+            continue
+        if fmt_rec is not None and d.get("format_id") != fmt_rec.id:
+            continue
+        out.append(rec)
+    return out, filters
+
+
+def _context(d: dict[str, Any]) -> dict[str, Any]:
+    sub = d.get("submission") if isinstance(d.get("submission"), dict) else {}
+    env = d.get("environment") if isinstance(d.get("environment"), dict) else {}
+    ctx = {
+        "origin": d.get("origin"),
+        "division": mlperf_division(d),
+        "round": mlperf_round(d),
+        "submitter": sub.get("submitter"),
+        "system": sub.get("system_name"),
+        "os": env.get("os"),
+        "hardware_raw": d.get("hardware_raw"),
+        "status": d.get("status"),
+    }
+    return {k: v for k, v in ctx.items() if v is not None}
+
+
+def _arm_rows(d: dict[str, Any], direction: str | None) -> list[ArmRow]:
+    arms = d.get("arms")
+    if not isinstance(arms, list) or not arms:
+        return []
+    deltas = arm_deltas(d)
+    base = d.get("baseline_arm")
+    rows = []
+    for arm in arms:
+        if not isinstance(arm, dict):
+            continue
+        aid = str(arm.get("id"))
+        delta = deltas.get(aid, {})
+        headline = delta.get("mean_delta_pct", delta.get("p50_delta_pct"))
+        better = None
+        if is_number(headline) and direction in ("higher", "lower") and headline != 0:
+            better = (headline > 0) == (direction == "higher")
+        rows.append(ArmRow(aid, arm.get("label"), aid == base, arm.get("unit"), dict(arm.get("stats") or {}), delta, better))
+    return rows
+
+
+class _Groups:
+    """Union-find over record ids linked by ``same_measurement_as``."""
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def find(self, x: str) -> str:
+        self.parent.setdefault(x, x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def compare(
+    kb: KB,
+    *,
+    model: str | None = None,
+    metric: str | None = None,
+    accelerator: str | None = None,
+    engine: str | None = None,
+    fmt: str | None = None,
+    scenario: str | None = None,
+    origin: str | None = None,
+    vary: Iterable[str] = (),
+    per_accelerator_basis: bool = False,
+    records: list[Record] | None = None,
+) -> CompareResult:
+    """Group the selected benchmarks into comparability classes and rank each class.
+
+    Filters as in :func:`select` (or pass ``records`` directly). ``vary``
+    names conditions declared irrelevant (see
+    :mod:`inferkb.analysis.comparability`); ``per_accelerator_basis`` ranks
+    on the per-accelerator figure and treats per-device and divided-down
+    per-system values as one scope. Raises :class:`AnalysisError` for unknown
+    ids or condition names.
+    """
+    try:
+        varied = check_vary(vary)
+    except ValueError as exc:
+        raise AnalysisError(str(exc)) from None
+    if records is None:
+        records, filters = select(
+            kb, model=model, metric=metric, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin
+        )
+    else:
+        filters = {"records": len(records)}
+    groups: dict[tuple, list[tuple[Record, Any, float]]] = {}
+    shown: dict[tuple, dict[str, Any]] = {}
+    fixed: dict[tuple, dict[str, str]] = {}
+    not_comparable: list[NotComparable] = []
+    for rec in records:
+        d = rec.data
+        cs = conditions_of(d)
+        value = d.get("value")
+        label = rate_label(d)
+        pa = None
+        if per_accelerator_basis:
+            pa, why = per_accelerator(d)
+            if pa is None:
+                not_comparable.append(
+                    NotComparable(
+                        rec.id, value if is_number(value) else None, d.get("unit"), label, [], f"no per-accelerator figure: {why}"
+                    )
+                )
+                continue
+            cs.values["value_scope"] = "per accelerator"
+            label = label.rsplit(", ", 1)[0] + ", per accelerator"
+        if not is_number(value):
+            not_comparable.append(NotComparable(rec.id, None, d.get("unit"), label, [], "no numeric value"))
+            continue
+        missing = cs.missing(varied)
+        if missing:
+            not_comparable.append(NotComparable(rec.id, float(value), d.get("unit"), label, missing, "conditions not stated"))
+            continue
+        key = cs.key(varied)
+        groups.setdefault(key, []).append((rec, pa, float(pa.value if pa else value)))
+        shown.setdefault(key, {n: v for n, v in cs.values.items() if n not in varied})
+        fixed.setdefault(key, {n: v for n, v in cs.fixed_by.items() if n not in varied})
+    classes = [_rank(kb, key, members, shown[key], fixed[key], varied) for key, members in groups.items()]
+    classes.sort(key=lambda c: (-c.size, c.id))
+    split_by: dict[str, int] = {}
+    if len(classes) > 1:
+        for name in CONDITION_NAMES:
+            if name in varied:
+                continue
+            distinct = {repr(c.key.get(name)) for c in classes}
+            if len(distinct) > 1:
+                split_by[name] = len(distinct)
+    return CompareResult(
+        filters, list(varied), per_accelerator_basis, list(CONDITION_NAMES), classes, not_comparable, split_by, len(records)
+    )
+
+
+def _rank(
+    kb: KB, key: tuple, members: list[tuple[Record, Any, float]], shown: dict, fixed: dict, varied: tuple[str, ...]
+) -> ComparisonClass:
+    metric = shown.get("metric")
+    direction = (kb.metrics.get(metric) or {}).get("direction") if metric else None
+    ids = {rec.id for rec, _, _ in members}
+    uf = _Groups()
+    for rec, _, _ in members:
+        uf.find(rec.id)
+        for other in rec.data.get("same_measurement_as") or []:
+            if isinstance(other, str) and other in ids:
+                uf.union(rec.id, other)
+    reps: dict[str, tuple[Record, Any, float]] = {}
+    folded: dict[str, list[str]] = {}
+    for rec, pa, value in sorted(members, key=lambda m: m[0].id):
+        root = uf.find(rec.id)
+        if root not in reps:
+            reps[root] = (rec, pa, value)
+        else:
+            folded.setdefault(root, []).append(rec.id)
+    ordered = list(reps.items())
+    if direction in ("higher", "lower"):
+        ordered.sort(key=lambda item: (-item[1][2] if direction == "higher" else item[1][2], item[1][0].id))
+    rows = []
+    for pos, (root, (rec, pa, value)) in enumerate(ordered, start=1):
+        d = rec.data
+        vc = conditions_of(d).values
+        rows.append(
+            RankedRow(
+                id=rec.id,
+                rank=pos if direction in ("higher", "lower") else None,
+                value=value,
+                headline=float(d["value"]),
+                unit=d.get("unit"),
+                label=rate_label(d) if pa is None else rate_label(d).rsplit(", ", 1)[0] + ", per accelerator",
+                token_basis=token_basis(d.get("metric")),
+                value_scope=d.get("value_scope"),
+                per_accelerator=pa.to_dict() if pa is not None else (per_accelerator(d)[0].to_dict() if per_accelerator(d)[0] else None),
+                experimental=d.get("experimental") is True,
+                varied={n: vc.get(n) for n in varied},
+                same_measurement=folded.get(root, []),
+                context=_context(d),
+                arms=_arm_rows(d, direction),
+            )
+        )
+    return ComparisonClass(key_id(key), dict(shown), dict(fixed), direction, rows)

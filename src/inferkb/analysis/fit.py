@@ -1,0 +1,298 @@
+"""``fit``: does a model fit on N accelerators — weights plus KV cache per device under tensor parallelism.
+
+KV-cache bytes per token of context, per attention layer that keeps one
+(``b`` = bytes per KV element):
+
+- GQA/MHA (Ainslie et al. 2023, "GQA", arXiv:2305.13245; the cache holds one
+  K and one V vector per KV head): ``num_kv_heads × head_dim × 2 × b``;
+- MLA (DeepSeek-AI 2024, DeepSeek-V2 report, arXiv:2405.04434, section 2.1:
+  the cache holds the compressed latent and the decoupled RoPE key):
+  ``(kv_lora_rank + qk_rope_head_dim) × b``.
+
+Which layers keep a cache that grows with context: ``full_attention_layers``
+when stated (hybrid models: Qwen3-Next's Gated DeltaNet layers and other
+linear-attention/SSM layers carry a fixed-size state instead), else
+``num_layers`` minus ``sliding_window_layers``. Sliding-window layers (e.g.
+gpt-oss, alternating 128-token banded layers) hold at most ``sliding_window``
+tokens. So per sequence of ``L`` tokens::
+
+    kv(L) = growing_layers × per_layer × L + window_layers × per_layer × min(L, window)
+
+Under tensor parallelism of degree TP the weights split evenly
+(``params × bytes per weight ÷ TP``). GQA KV heads split across ranks, each
+rank holding ``ceil(kv_heads ÷ TP)`` heads (replicated when TP exceeds the
+KV heads); MLA's latent is shared by all heads, so every rank holds all of it.
+Not modelled, and said so in every answer: activations and workspace,
+the engine's own reserve, a linear-attention layer's fixed state.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .common import AnalysisError, is_number, lookup, positive_int, require_number
+
+if TYPE_CHECKING:
+    from ..kb import KB
+    from ..store import Record
+
+# vLLM's default --gpu-memory-utilization is 0.9 (the share of device memory the engine may use).
+DEFAULT_USABLE = 0.9
+DEFAULT_KV_FORMAT = "bf16"
+
+
+@dataclass
+class KVGeometry:
+    """How a model's KV cache grows: ``kind`` (gqa|mla), ``per_layer_elements`` per token, layer counts and window."""
+
+    kind: str
+    per_layer_elements: int
+    growing_layers: int
+    window_layers: int
+    window: int | None
+    fixed_state_layers: int
+    kv_heads: int | None
+    formula: str
+
+    def bytes_per_sequence(self, context: int, kv_bytes: float) -> float:
+        """KV bytes one sequence of ``context`` tokens holds (all layers, all ranks together)."""
+        per_layer = self.per_layer_elements * kv_bytes
+        window = min(context, self.window) if self.window else 0
+        return self.growing_layers * per_layer * context + self.window_layers * per_layer * window
+
+    def bytes_per_token(self, kv_bytes: float) -> float:
+        """Bytes each further token adds once the context is past the window (growing layers only)."""
+        return self.growing_layers * self.per_layer_elements * kv_bytes
+
+    def rank_fraction(self, tp: int) -> float:
+        """Share of a sequence's KV cache one tensor-parallel rank holds (see module docstring)."""
+        if self.kind == "mla" or not self.kv_heads:
+            return 1.0
+        return math.ceil(self.kv_heads / tp) / self.kv_heads
+
+
+def _int_field(rec: Record, name: str) -> int:
+    value = rec.data.get(name)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        what = "missing" if value is None else repr(value)
+        raise AnalysisError(f"{rec.path}: field {name!r} is {what}; fit needs it (expected a positive integer, no default is assumed)")
+    return value
+
+
+def kv_geometry(model: Record) -> KVGeometry:
+    """The KV geometry of a model record; :class:`AnalysisError` naming the record and the first missing field.
+
+    MLA when ``kv_lora_rank`` and ``qk_rope_head_dim`` are set, else GQA
+    (``num_kv_heads``, ``head_dim``). A model whose ``architecture`` is hybrid
+    must state ``full_attention_layers``; one whose ``attention_variant``
+    names sliding-window or banded attention must state ``sliding_window``
+    and ``sliding_window_layers`` — otherwise the estimate would be off by
+    the ratio of all layers to caching layers.
+    """
+    d = model.data
+    layers = _int_field(model, "num_layers")
+    variant = str(d.get("attention_variant") or "").lower()
+    if d.get("kv_lora_rank") is not None or d.get("qk_rope_head_dim") is not None or "mla" in variant.split():
+        rank, rope = _int_field(model, "kv_lora_rank"), _int_field(model, "qk_rope_head_dim")
+        kind, per_layer, kv_heads = "mla", rank + rope, None
+        formula = f"(kv_lora_rank {rank} + qk_rope_head_dim {rope}) = {per_layer} elements per layer per token"
+    else:
+        kv_heads, head_dim = _int_field(model, "num_kv_heads"), _int_field(model, "head_dim")
+        kind, per_layer = "gqa", kv_heads * head_dim * 2
+        formula = f"num_kv_heads {kv_heads} x head_dim {head_dim} x 2 (K and V) = {per_layer} elements per layer per token"
+    window = d.get("sliding_window")
+    window_layers = d.get("sliding_window_layers") or 0
+    if ("sliding" in variant or "banded" in variant) and (not isinstance(window, int) or not window_layers):
+        missing = "sliding_window" if not isinstance(window, int) else "sliding_window_layers"
+        raise AnalysisError(
+            f"{model.path}: field {missing!r} is missing; attention_variant says {d.get('attention_variant')!r} (sliding-window layers)"
+        )
+    if window_layers and not isinstance(window, int):
+        raise AnalysisError(f"{model.path}: field 'sliding_window' is missing but sliding_window_layers is {window_layers}")
+    full = d.get("full_attention_layers")
+    if isinstance(full, int):
+        growing = full
+    elif str(d.get("architecture") or "").startswith("hybrid"):
+        raise AnalysisError(
+            f"{model.path}: field 'full_attention_layers' is missing; a hybrid model's non-attention layers keep no growing KV cache"
+        )
+    else:
+        growing = layers - window_layers
+    fixed_state = max(0, layers - growing - window_layers)
+    if growing < 0 or growing + window_layers > layers:
+        raise AnalysisError(f"{model.path}: full_attention_layers + sliding_window_layers exceed num_layers {layers}")
+    return KVGeometry(kind, per_layer, growing, window_layers, window if window_layers else None, fixed_state, kv_heads, formula)
+
+
+def bytes_per_element(kb: KB, fmt: str, *, what: str) -> tuple[float, str]:
+    """Bytes per stored element for a format id or name (``bf16`` 2, ``fp8-e4m3`` 1, ``nvfp4`` 0.5 ...); AnalysisError when unknown."""
+    from ..audit.plausibility import weight_bytes
+
+    value, basis = weight_bytes(kb, {"format_id": fmt})
+    if value is None:
+        raise AnalysisError(f"{what} {fmt!r}: no format record or known format name gives its bytes per element")
+    return value, basis
+
+
+@dataclass
+class FitResult:
+    """Result of :func:`fit`; byte figures are bytes (1 GB = 1e9 bytes), all per device unless named total.
+
+    ``fits`` answers for (``batch``, ``context``); ``max_context_at_batch``
+    is capped at the model's ``max_position_embeddings`` when stated
+    (``context_capped`` says so); ``stated_kv_bytes_per_token`` is the
+    record's own figure at the KV format's width, for comparison.
+    """
+
+    model: str
+    accelerator: str
+    count: int
+    tp: int
+    batch: int
+    context: int
+    weight_format: str
+    bytes_per_weight: float
+    kv_format: str
+    bytes_per_kv_element: float
+    geometry: dict[str, Any]
+    kv_bytes_per_token: float
+    stated_kv_bytes_per_token: float | None
+    kv_bytes_per_sequence: float
+    weights_total: float
+    weights_per_device: float
+    kv_per_device: float
+    memory_per_device: float
+    usable_fraction: float
+    usable_per_device: float
+    free_for_kv_per_device: float
+    fits: bool
+    max_batch_at_context: int
+    max_context_at_batch: int
+    context_capped: bool
+    formula: list[str]
+    assumptions: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able dict of every field."""
+        return asdict(self)
+
+
+def fit(
+    kb: KB,
+    model: str,
+    accelerator: str,
+    *,
+    count: int = 1,
+    fmt: str | None = None,
+    kv_format: str | None = None,
+    context: int | None = None,
+    batch: int = 1,
+    usable: float = DEFAULT_USABLE,
+) -> FitResult:
+    """Memory envelope of ``model`` on ``count`` × ``accelerator`` at TP = ``count``.
+
+    ``fmt`` is the weight format (required: bytes per weight decide the
+    answer); ``kv_format`` defaults to bf16 and the answer says so;
+    ``context`` defaults to the model's ``max_position_embeddings``.
+    Raises :class:`AnalysisError` for unknown ids, a missing field (named with
+    its record) or non-positive counts.
+    """
+    count = positive_int(count, "count")
+    batch = positive_int(batch, "batch")
+    if not is_number(usable) or not 0 < usable <= 1:
+        raise AnalysisError(f"usable memory fraction must be in (0, 1], got {usable!r}")
+    mrec = lookup(kb, model, "model")
+    arec = lookup(kb, accelerator, "accelerator")
+    if not fmt:
+        raise AnalysisError("weight format not given (--format, e.g. bf16, fp8-e4m3, nvfp4); the weights' size depends on it")
+    bpw, bpw_basis = bytes_per_element(kb, fmt, what="weight format")
+    kv_fmt = kv_format or DEFAULT_KV_FORMAT
+    bkv, _ = bytes_per_element(kb, kv_fmt, what="KV-cache format")
+    params = require_number(mrec, "params_b") * 1e9
+    mem = require_number(arec, "vram_gb") * 1e9
+    geo = kv_geometry(mrec)
+    max_pos = mrec.data.get("max_position_embeddings") if isinstance(mrec.data.get("max_position_embeddings"), int) else None
+    if context is None:
+        if max_pos is None:
+            raise AnalysisError(f"{mrec.path}: field 'max_position_embeddings' is missing; give --context")
+        context = max_pos
+    context = positive_int(context, "context")
+    tp = count
+    frac = geo.rank_fraction(tp)
+    weights_dev = params * bpw / tp
+    usable_dev = mem * usable
+    free = usable_dev - weights_dev
+    seq = geo.bytes_per_sequence(context, bkv)
+    kv_dev = batch * seq * frac
+    fits = free >= kv_dev and free > 0
+    max_batch = int(free // (seq * frac)) if free > 0 and seq > 0 else 0
+    max_ctx, capped = _max_context(geo, bkv, free / (batch * frac) if free > 0 else 0.0, max_pos)
+    per_tok = geo.bytes_per_token(bkv)
+    stated = mrec.data.get("kv_cache_bytes_per_token")
+    formula = [
+        f"weights/device = {params:.4g} params x {bpw:g} B ({fmt}) / TP {tp} = {weights_dev / 1e9:.2f} GB",
+        f"KV per layer per token: {geo.formula}; x {bkv:g} B ({kv_fmt})",
+        f"KV bytes/token (growing layers) = {geo.growing_layers} layers x {geo.per_layer_elements} x {bkv:g} = {per_tok:,.0f} B",
+        f"KV/sequence at {context:,} tokens = {seq / 1e9:.3f} GB"
+        + (f" ({geo.window_layers} window layers capped at {geo.window} tokens)" if geo.window_layers else ""),
+        f"KV/device = batch {batch} x {seq / 1e9:.3f} GB x rank share {frac:.4g} = {kv_dev / 1e9:.2f} GB",
+        f"usable/device = {mem / 1e9:g} GB x {usable:g} = {usable_dev / 1e9:.2f} GB; free for KV = {free / 1e9:.2f} GB",
+    ]
+    assumptions = [
+        f"weight format {fmt}: {bpw_basis}",
+        f"KV format {kv_fmt}" + (" (default; pass --kv-format)" if kv_format is None else ""),
+        f"usable fraction {usable:g} of device memory (vLLM's default gpu_memory_utilization is 0.9)",
+        "TP = count; weights split evenly; activations, workspace and the engine's reserve are not modelled",
+        f"device memory {arec.data.get('vram_gb')} GB read as 1e9 bytes per GB",
+    ]
+    if geo.fixed_state_layers:
+        assumptions.append(f"{geo.fixed_state_layers} layers keep a fixed-size state (linear attention/SSM) that is not counted")
+    return FitResult(
+        mrec.id,
+        arec.id,
+        count,
+        tp,
+        batch,
+        context,
+        fmt,
+        bpw,
+        kv_fmt,
+        bkv,
+        asdict(geo),
+        per_tok,
+        float(stated) if is_number(stated) else None,
+        seq,
+        params * bpw,
+        weights_dev,
+        kv_dev,
+        mem,
+        usable,
+        usable_dev,
+        free,
+        fits,
+        max_batch,
+        max_ctx,
+        capped,
+        formula,
+        assumptions,
+    )
+
+
+def _max_context(geo: KVGeometry, bkv: float, budget_seq: float, max_pos: int | None) -> tuple[int, bool]:
+    """Largest context one sequence can hold within ``budget_seq`` bytes (all ranks' share already divided out)."""
+    if budget_seq <= 0:
+        return 0, False
+    per_layer = geo.per_layer_elements * bkv
+    all_layers = (geo.growing_layers + geo.window_layers) * per_layer
+    if all_layers == 0:
+        best = math.inf
+    else:
+        best = budget_seq / all_layers
+        if geo.window and best > geo.window:
+            grow = geo.growing_layers * per_layer
+            best = math.inf if grow == 0 else (budget_seq - geo.window_layers * per_layer * geo.window) / grow
+    if max_pos is not None and best > max_pos:
+        return max_pos, True
+    return (int(best) if best != math.inf else 0), False

@@ -1,0 +1,196 @@
+"""Pareto frontier of throughput per accelerator against a per-user figure, within one comparability class at a time.
+
+The usual serving trade-off: more concurrent users raise throughput per
+accelerator and lower what each user sees (tok/s per user, or a higher p99
+TTFT). A frontier is only meaningful among points that differ in the load
+alone, so the class key here is the compare key
+(:mod:`inferkb.analysis.comparability`) without ``load`` — and never across
+GPU counts, hardware or formats (those cannot be varied). Points that fit no
+class (a condition missing, no per-accelerator figure, no x value) are listed
+apart with the reason.
+
+A point is on the frontier when no other point of its class is at least as
+good on both axes and better on one (y: higher is better; x: the metric
+registry's direction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .common import AnalysisError, is_number, per_accelerator
+from .comparability import check_vary, conditions_of, key_id
+from .compare import select
+
+if TYPE_CHECKING:
+    from ..kb import KB
+    from ..store import Record
+
+PARETO_NEVER_VARIED = frozenset({"accelerator_count", "hardware", "format"})
+_STATS = ("p50", "mean", "p90", "p95", "p99", "p999", "min", "max")
+
+
+@dataclass
+class ParetoPoint:
+    """One benchmark as a point: ``x`` (the per-user figure), ``y`` (headline per accelerator), ``load`` (the sweep condition)."""
+
+    id: str
+    x: float
+    y: float
+    load: Any
+    on_frontier: bool
+    experimental: bool
+
+
+@dataclass
+class ParetoClass:
+    """Points of one class and the ids on its frontier, ordered by x from best to worst."""
+
+    id: str
+    key: dict[str, Any]
+    points: list[ParetoPoint]
+    frontier: list[str]
+
+
+@dataclass
+class Outside:
+    """A selected record left out of every class, and why."""
+
+    id: str
+    reason: str
+
+
+@dataclass
+class ParetoResult:
+    """Result of :func:`pareto`: axes (``x`` metric and stat, its ``x_direction``; ``y`` label), ``classes``, ``outside``."""
+
+    x: str
+    x_direction: str
+    y: str
+    filters: dict[str, Any]
+    classes: list[ParetoClass]
+    outside: list[Outside] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able dict of every field."""
+        return asdict(self)
+
+
+def parse_axis(spec: str) -> tuple[str, str | None]:
+    """``"ttft_ms:p99"`` -> ``("ttft_ms", "p99")``; ``"tok_s_per_user"`` -> ``("tok_s_per_user", None)``. ValueError for an unknown stat."""
+    metric, _, stat = spec.partition(":")
+    if stat and stat not in _STATS:
+        raise ValueError(f"unknown statistic {stat!r} in {spec!r}; one of {', '.join(_STATS)}")
+    return metric, stat or None
+
+
+def x_value(data: dict[str, Any], metric: str, stat: str | None) -> tuple[float | None, str]:
+    """The record's value of ``metric`` (``stat`` of its distribution when given), from the headline or the ``metrics`` block."""
+    if data.get("metric") == metric and stat is None and is_number(data.get("value")):
+        return float(data["value"]), ""
+    entry = (data.get("metrics") or {}).get(metric) if isinstance(data.get("metrics"), dict) else None
+    if not isinstance(entry, dict):
+        return None, f"no {metric} in the record"
+    stats = entry.get("stats") if isinstance(entry.get("stats"), dict) else {}
+    if stat:
+        v = stats.get(stat)
+        if v is None and isinstance(entry.get("percentiles"), dict):
+            v = entry["percentiles"].get(stat)
+        return (float(v), "") if is_number(v) else (None, f"{metric} has no {stat}")
+    for candidate in (entry.get("value"), stats.get("mean"), stats.get("p50")):
+        if is_number(candidate):
+            return float(candidate), ""
+    return None, f"{metric} has no value, mean or p50"
+
+
+def frontier(points: list[tuple[str, float, float]], x_higher: bool) -> list[str]:
+    """Ids of the non-dominated points among ``(id, x, y)``, best x first; y is higher-is-better.
+
+    Sort by x from best to worst (ties: higher y first); a point is on the
+    frontier when its y beats every y seen before it.
+    """
+    ordered = sorted(points, key=lambda p: ((-p[1] if x_higher else p[1]), -p[2], p[0]))
+    out: list[str] = []
+    best_y = float("-inf")
+    for pid, _, y in ordered:
+        if y > best_y:
+            out.append(pid)
+            best_y = y
+    return out
+
+
+def pareto(
+    kb: KB,
+    *,
+    x: str = "tok_s_per_user",
+    model: str | None = None,
+    metric: str | None = None,
+    accelerator: str | None = None,
+    engine: str | None = None,
+    fmt: str | None = None,
+    scenario: str | None = None,
+    origin: str | None = None,
+    vary: Iterable[str] = (),
+    records: list[Record] | None = None,
+) -> ParetoResult:
+    """Frontier of throughput per accelerator (y) against ``x`` (``metric[:stat]``, e.g. ``tok_s_per_user`` or ``ttft_ms:p99``).
+
+    Filters as :func:`inferkb.analysis.compare.select`. ``vary`` may not name
+    ``accelerator_count``, ``hardware`` or ``format``. Raises
+    :class:`AnalysisError` for unknown ids, axes or conditions.
+    """
+    try:
+        x_metric, x_stat = parse_axis(x)
+        varied = check_vary(vary)
+    except ValueError as exc:
+        raise AnalysisError(str(exc)) from None
+    bad = PARETO_NEVER_VARIED.intersection(varied)
+    if bad:
+        raise AnalysisError(f"a Pareto frontier is never drawn across {', '.join(sorted(bad))}; remove it from --vary")
+    direction = (kb.metrics.get(x_metric) or {}).get("direction")
+    if kb.metrics and x_metric not in kb.metrics:
+        raise AnalysisError(f"unknown metric {x_metric!r} for the x axis; the registry has: {', '.join(sorted(kb.metrics))}")
+    if direction not in ("higher", "lower"):
+        raise AnalysisError(f"metric {x_metric!r} has no direction in the registry; a frontier needs one")
+    if records is None:
+        records, filters = select(
+            kb, model=model, metric=metric, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin
+        )
+    else:
+        filters = {"records": len(records)}
+    skip = (*varied, "load")
+    groups: dict[tuple, list[ParetoPoint]] = {}
+    shown: dict[tuple, dict[str, Any]] = {}
+    outside: list[Outside] = []
+    for rec in records:
+        d = rec.data
+        pa, why = per_accelerator(d)
+        if pa is None:
+            outside.append(Outside(rec.id, f"no per-accelerator figure: {why}"))
+            continue
+        xv, why = x_value(d, x_metric, x_stat)
+        if xv is None:
+            outside.append(Outside(rec.id, why))
+            continue
+        cs = conditions_of(d)
+        cs.values["value_scope"] = "per accelerator"
+        missing = cs.missing(skip)
+        if missing:
+            outside.append(Outside(rec.id, f"conditions not stated: {', '.join(missing)}"))
+            continue
+        key = cs.key(skip)
+        groups.setdefault(key, []).append(ParetoPoint(rec.id, xv, pa.value, cs.values.get("load"), False, d.get("experimental") is True))
+        shown.setdefault(key, {n: v for n, v in cs.values.items() if n not in skip})
+    classes = []
+    for key, points in groups.items():
+        front = frontier([(p.id, p.x, p.y) for p in points], direction == "higher")
+        on = set(front)
+        for p in points:
+            p.on_frontier = p.id in on
+        points.sort(key=lambda p: (-p.x if direction == "higher" else p.x, p.id))
+        classes.append(ParetoClass(key_id(key), shown[key], points, front))
+    classes.sort(key=lambda c: (-len(c.points), c.id))
+    x_label = f"{x_metric}{':' + x_stat if x_stat else ''}"
+    return ParetoResult(x_label, direction, "headline throughput per accelerator", filters, classes, outside)

@@ -1,0 +1,401 @@
+"""CLI command compare, and the output helpers the analysis commands share (plugins of the ``commands`` point).
+
+cost, roofline and fit are in :mod:`inferkb.cli.analysis_bounds`; sql and
+export in :mod:`inferkb.cli.analysis_data`.
+
+Thin wrappers over :mod:`inferkb.analysis` and :mod:`inferkb.export`: parse
+options, call the API, render. Every command prints text by default and
+``--format json`` (one document), ``csv`` or ``markdown``; errors exit 2.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from typing import Any
+
+import click
+
+from .common import command, emit_json, kb_option, open_kb
+
+ANALYSIS_FORMATS = click.Choice(["text", "json", "csv", "markdown"])
+format_option = click.option("--format", "fmt", type=ANALYSIS_FORMATS, default="text", show_default=True)
+
+
+def _fmt_num(v: Any, digits: int = 4) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if abs(v) >= 1000:
+            return f"{v:,.0f}"
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def _emit_rows(rows: list[dict[str, Any]], fmt: str) -> None:
+    """Rows as CSV (formula cells neutralised) or a Markdown table on stdout."""
+    from ..export.writers import neutralise
+
+    columns: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in columns:
+                columns.append(k)
+    if fmt == "csv":
+        w = csv.writer(sys.stdout)
+        w.writerow(columns)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else neutralise(r.get(c)) for c in columns])
+        return
+    sys.stdout.write("| " + " | ".join(columns) + " |\n")
+    sys.stdout.write("|" + "|".join("---" for _ in columns) + "|\n")
+    for r in rows:
+        cells = [_fmt_num(r.get(c)).replace("|", "\\|").replace("\n", " ") for c in columns]
+        sys.stdout.write("| " + " | ".join(cells) + " |\n")
+
+
+def _split_multi(values: tuple[str, ...]) -> list[str]:
+    return [v.strip() for val in values for v in val.split(",") if v.strip()]
+
+
+class _Plain:
+    """A plain aligned text table (like linters print): never cropped, easy to grep; the last column is not padded."""
+
+    def __init__(self, title: str, columns: list[str]) -> None:
+        self.title, self.columns, self.rows = title, columns, []
+
+    def add_row(self, *cells: Any) -> None:
+        self.rows.append([str(c) for c in cells])
+
+    def render(self) -> str:
+        widths = [max([len(c)] + [len(r[i]) for r in self.rows]) for i, c in enumerate(self.columns)]
+        lines = [self.title] if self.title else []
+        for cells in [self.columns, *self.rows]:
+            lines.append(
+                "  "
+                + "  ".join(c.ljust(w) if i < len(cells) - 1 else c for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+            )
+        return "\n".join(lines)
+
+
+def _table(title: str, columns: list[str]) -> _Plain:
+    return _Plain(title, columns)
+
+
+class _Echo:
+    """Stands in for a rich console: prints plain tables and strings."""
+
+    def print(self, obj: Any = "") -> None:
+        click.echo(obj.render() if isinstance(obj, _Plain) else obj)
+
+
+# ---- compare ----------------------------------------------------------------
+
+
+def _compare_rows(result) -> list[dict[str, Any]]:
+    rows = []
+    for cls in result.classes:
+        for r in cls.rows:
+            row = {
+                "class": cls.id,
+                "rank": r.rank,
+                "id": r.id,
+                "value": r.value,
+                "headline": r.headline,
+                "unit": r.unit,
+                "label": r.label,
+                "per_accelerator": (r.per_accelerator or {}).get("value"),
+                "divisor": (r.per_accelerator or {}).get("divisor"),
+                "experimental": r.experimental,
+                "origin": r.context.get("origin"),
+                "same_measurement": ";".join(r.same_measurement) or None,
+            }
+            row.update({f"varied.{k}": v for k, v in r.varied.items()})
+            rows.append(row)
+    for n in result.not_comparable:
+        rows.append(
+            {
+                "class": "not-comparable",
+                "id": n.id,
+                "value": n.value,
+                "unit": n.unit,
+                "label": n.label,
+                "missing": ";".join(n.missing) or None,
+                "reason": n.reason,
+            }
+        )
+    return rows
+
+
+def _print_compare(result, show_all: bool) -> None:
+    console = _Echo()
+    console.print(
+        f"compare {result.selected} benchmark(s) selected by {result.filters or 'no filter'}; "
+        f"{len(result.classes)} comparability class(es), {len(result.not_comparable)} not comparable"
+        + (f"; varied: {', '.join(result.vary)}" if result.vary else "")
+    )
+    if result.split_by:
+        console.print("classes are split by: " + ", ".join(f"{k} ({v} values)" for k, v in result.split_by.items()))
+    limit = None if show_all else 10
+    for cls in result.classes[: None if show_all else 8]:
+        key = ", ".join(f"{k}={'fixed' if k in cls.fixed_by else _short(v)}" for k, v in cls.key.items() if v != "n/a")
+        label = cls.rows[0].label if cls.rows else ""
+        t = _table(
+            f"\nclass {cls.id}: {cls.size} row(s), {label}; {cls.direction or 'no direction, unranked'}{' is better' if cls.direction else ''}\n  key: {key}",
+            ["#", "value", "per accelerator", *list(result.vary), "benchmark", "notes"],
+        )
+        mixed_origins = len({r.context.get("origin") for r in cls.rows}) > 1
+        for r in cls.rows[:limit]:
+            notes = []
+            if r.experimental:
+                notes.append("EXPERIMENTAL")
+            if r.same_measurement:
+                notes.append("same measurement: " + ", ".join(r.same_measurement))
+            if mixed_origins and r.context.get("origin"):
+                notes.append(r.context["origin"])
+            pa = r.per_accelerator
+            pa_text = f"{_fmt_num(pa['value'])} (÷{pa['divisor']})" if pa else "—"
+            t.add_row(
+                _fmt_num(r.rank),
+                f"{_fmt_num(r.headline)} {r.unit or ''}",
+                pa_text,
+                *[_short(r.varied.get(v)) for v in result.vary],
+                r.id,
+                "; ".join(notes),
+            )
+        console.print(t)
+        if limit and cls.size > limit:
+            console.print(f"  ... {cls.size - limit} more (--all)")
+        for r in cls.rows[:limit]:
+            for arm in r.arms:
+                delta = ", ".join(f"{k} {v:+.1f}%" for k, v in arm.delta_pct.items() if isinstance(v, (int, float)))
+                tag = "baseline" if arm.baseline else ("better" if arm.better else "worse" if arm.better is False else "")
+                console.print(f"  arm {arm.arm_id} of {r.id}: {tag} {delta}")
+    if len(result.classes) > 8 and not show_all:
+        console.print(f"... {len(result.classes) - 8} more classes (--all)")
+    if result.not_comparable:
+        t = _table("\nnot comparable (a condition is not stated, or no value)", ["value", "missing / reason", "benchmark"])
+        for n in result.not_comparable[: None if show_all else 10]:
+            t.add_row(f"{_fmt_num(n.value)} {n.unit or ''}", ", ".join(n.missing) if n.missing else n.reason, n.id)
+        console.print(t)
+        if not show_all and len(result.not_comparable) > 10:
+            console.print(f"... {len(result.not_comparable) - 10} more (--all)")
+
+
+def _short(v: Any) -> str:
+    s = _fmt_num(v)
+    return s if len(s) <= 48 else s[:45] + "..."
+
+
+@command()
+@click.option("--model", help="Model id (or name/alias).")
+@click.option("--metric", help="Metric name from the registry (e.g. output_tok_s).")
+@click.option("--accelerator", help="Accelerator id: only benchmarks that ran on it.")
+@click.option("--engine", help="Engine id.")
+@click.option("--format-id", "fmt_id", metavar="FORMAT", help="Quantization format id (e.g. nvfp4).")
+@click.option("--scenario", help="Scenario (offline, server, interactive, ...).")
+@click.option("--origin", help="Data-set / harness family (e.g. mlperf-inference).")
+@click.option(
+    "--vary",
+    multiple=True,
+    metavar="CONDITIONS",
+    help="Conditions declared irrelevant (comma-separated): they leave the class key and become columns.",
+)
+@click.option("--per-accelerator", "per_acc", is_flag=True, help="Rank on throughput per accelerator (nodes x accelerators per node).")
+@click.option("--why", nargs=2, metavar="ID_A ID_B", help="Only say which conditions split two benchmarks.")
+@click.option(
+    "--pareto",
+    "pareto_x",
+    metavar="METRIC[:STAT]",
+    help="Pareto frontier of per-accelerator throughput vs this metric, per class (e.g. tok_s_per_user, ttft_ms:p99).",
+)
+@click.option(
+    "--history", "history_mode", is_flag=True, help="The same system (system_series) across MLPerf rounds, with software changes."
+)
+@click.option("--plot", "plot_path", metavar="PATH", help="Draw the result: .html, .svg, .png (or .json for the Vega-Lite spec).")
+@click.option("--all", "show_all", is_flag=True, help="Print every class and row (text shows the first ones).")
+@kb_option
+@format_option
+def compare(
+    model,
+    metric,
+    accelerator,
+    engine,
+    fmt_id,
+    scenario,
+    origin,
+    vary,
+    per_acc,
+    why,
+    pareto_x,
+    history_mode,
+    plot_path,
+    show_all,
+    kb_path,
+    fmt,
+) -> None:
+    """Rank benchmarks only within comparability classes; say what splits the rest.
+
+    A class is records with equal load conditions (model, metric, scope, format,
+    hardware and count, scenario, MLPerf division and benchmark definition,
+    ISL/OSL, load, warmup, engine and version). A condition a record does not
+    state makes it "not comparable" — never silently equal.
+
+    \b
+    Examples:
+      inferkb compare --model llama-2-70b --scenario offline
+      inferkb compare --model llama-2-70b --scenario offline --per-accelerator \\
+          --vary hardware,accelerator_count,format,engine,engine_version --plot rank.html
+      inferkb compare --why BENCHMARK_A BENCHMARK_B
+      inferkb compare --model gpt-oss-120b --pareto tok_s_per_user --format json
+      inferkb compare --model llama-2-70b --history
+    """
+    from ..analysis import compare as cmp
+    from ..analysis import plot
+
+    kb = open_kb(kb_path)
+    varied = _split_multi(vary)
+    if why:
+        from ..analysis.comparability import split
+
+        a, b = (kb.get(x) for x in why)
+        res = split(a.id, a.data, b.id, b.data, varied)
+        if fmt == "json":
+            emit_json(res.to_dict())
+            return
+        if fmt in ("csv", "markdown"):
+            rows = [{"condition": k, "a": v[0], "b": v[1], "kind": "differs"} for k, v in res.differ.items()]
+            rows += [{"condition": k, "missing_on": v, "kind": "missing"} for k, v in res.missing.items()]
+            _emit_rows(rows, fmt)
+            return
+        click.echo(f"{a.id}\n{b.id}")
+        if res.comparable:
+            click.echo("comparable: every condition is stated and equal")
+        for k, (va, vb) in res.differ.items():
+            click.echo(f"  differs  {k}: {va!r} vs {vb!r}")
+        for k, side in res.missing.items():
+            click.echo(f"  missing  {k}: not stated by {'both' if side == 'both' else ('the first' if side == 'a' else 'the second')}")
+        return
+    if history_mode:
+        from ..analysis.history import history
+
+        res = history(kb, model=model, scenario=scenario)
+        if fmt == "json":
+            emit_json(res.to_dict())
+            return
+        rows = [
+            {
+                "system_series": ln.system_series,
+                "benchmark": ln.benchmark,
+                "scenario": ln.scenario,
+                "division": ln.division,
+                "round": p.round,
+                "id": p.id,
+                "value": p.value,
+                "change_pct": p.change_pct,
+                "per_accelerator": p.per_accelerator,
+                "software_changed": "; ".join(f"{k}: {v[0]} -> {v[1]}" for k, v in p.software_changed.items()) or None,
+            }
+            for ln in res.lines
+            for p in ln.points
+        ]
+        if fmt in ("csv", "markdown"):
+            _emit_rows(rows, fmt)
+            return
+        console = _Echo()
+        console.print(
+            f"history {len(res.lines)} series line(s); {res.without_series} record(s) carry no system_series; "
+            f"{res.single_round_lines} line(s) seen in one round only"
+        )
+        for ln in res.lines:
+            t = _table(
+                f"{ln.system_series} — {ln.benchmark} {ln.scenario} ({ln.division or 'no division'}); {ln.label}",
+                ["round", "benchmark", "value", "change", "per accelerator", "software changed"],
+            )
+            for p in ln.points:
+                t.add_row(
+                    p.round or "?",
+                    p.id,
+                    _fmt_num(p.value),
+                    f"{p.change_pct:+.1f}%" if p.change_pct is not None else "",
+                    _fmt_num(p.per_accelerator),
+                    "; ".join(f"{k}: {v[0]} -> {v[1]}" for k, v in p.software_changed.items()),
+                )
+            console.print(t)
+        return
+    if pareto_x:
+        from ..analysis.pareto import pareto
+
+        res = pareto(
+            kb,
+            x=pareto_x,
+            model=model,
+            metric=metric,
+            accelerator=accelerator,
+            engine=engine,
+            fmt=fmt_id,
+            scenario=scenario,
+            origin=origin,
+            vary=varied,
+        )
+        if plot_path:
+            plot.write(plot.pareto_spec(res), plot_path)
+        if fmt == "json":
+            emit_json(res.to_dict())
+            return
+        rows = [
+            {"class": c.id, "id": p.id, "x": p.x, "y": p.y, "load": p.load, "frontier": p.on_frontier, "experimental": p.experimental}
+            for c in res.classes
+            for p in c.points
+        ]
+        rows += [{"class": "outside", "id": o.id, "reason": o.reason} for o in res.outside]
+        if fmt in ("csv", "markdown"):
+            _emit_rows(rows, fmt)
+            return
+        console = _Echo()
+        console.print(
+            f"pareto y = {res.y}, x = {res.x} ({res.x_direction} is better); {len(res.classes)} class(es), {len(res.outside)} point(s) outside any class"
+        )
+        for c in res.classes:
+            t = _table(
+                f"class {c.id}: " + ", ".join(f"{k}={_short(v)}" for k, v in c.key.items() if v != "n/a"),
+                ["benchmark", "load", res.x, "per accelerator", "frontier"],
+            )
+            for p in c.points:
+                t.add_row(
+                    p.id + (" [EXPERIMENTAL]" if p.experimental else ""),
+                    _fmt_num(p.load),
+                    _fmt_num(p.x),
+                    _fmt_num(p.y),
+                    "*" if p.on_frontier else "",
+                )
+            console.print(t)
+        for o in res.outside[: None if show_all else 10]:
+            console.print(f"  outside: {o.id}: {o.reason}")
+        if plot_path:
+            console.print(f"wrote {plot_path}")
+        return
+    res = cmp.compare(
+        kb,
+        model=model,
+        metric=metric,
+        accelerator=accelerator,
+        engine=engine,
+        fmt=fmt_id,
+        scenario=scenario,
+        origin=origin,
+        vary=varied,
+        per_accelerator_basis=per_acc,
+    )
+    if plot_path:
+        plot.write(plot.compare_spec(res), plot_path)
+    if fmt == "json":
+        emit_json(res.to_dict())
+    elif fmt in ("csv", "markdown"):
+        _emit_rows(_compare_rows(res), fmt)
+    else:
+        _print_compare(res, show_all)
+        if plot_path:
+            click.echo(f"wrote {plot_path}")

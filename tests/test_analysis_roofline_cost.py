@@ -1,0 +1,131 @@
+"""roofline and cost: worked examples derived by hand, and the bad inputs they refuse."""
+
+from __future__ import annotations
+
+import pytest
+
+import inferkb
+from analysis_helpers import bench, make_kb
+from inferkb.analysis.common import AnalysisError
+from inferkb.analysis.cost import Price, cost, price_from_supply
+from inferkb.analysis.roofline import roofline
+
+
+@pytest.fixture(scope="module")
+def kb():
+    return inferkb.open()
+
+
+def test_70b_fp8_on_eight_3_35_tb_s_devices_decodes_at_most_383_tok_s(kb):
+    # Issue's worked example: 8 x 3350 GB/s / (70e9 params x 1 B) = 382.86 tok/s per request before KV reads.
+    # Prefill: 8 x 1979 TFLOPS / (2 x 70e9) = 113,085.7 tok/s.  Ridge: 1979e12 / 3350e9 = 590.75 FLOP/byte.
+    # Decode turns compute-bound at batch 590.75 x 70e9 / (2 x 70e9) = 295.4.
+    r = roofline(kb, "llama-2-70b", "nvidia-h100-sxm", count=8, fmt="fp8-e4m3")
+    assert r.decode_per_request_tok_s == pytest.approx(382.857, abs=1e-3)
+    assert r.prefill_tok_s == pytest.approx(113_085.71, abs=0.01)
+    assert r.ridge_flop_per_byte == pytest.approx(590.746, abs=1e-3)
+    assert r.compute_bound_batch == pytest.approx(295.373, abs=1e-3)
+
+
+def test_kv_reads_lower_the_decode_ceiling(kb):
+    # Llama-2-70B KV: 80 x 8 x 128 x 2 x 2 = 327,680 B/token; 4,096 tokens = 1,342,177,280 B.
+    # Step = 70e9 + 1,342,177,280 B -> 8 x 3350e9 / 71,342,177,280 = 375.65 tok/s.
+    r = roofline(kb, "llama-2-70b", "nvidia-h100-sxm", count=8, fmt="fp8-e4m3", context=4096)
+    assert r.step_bytes == 71_342_177_280
+    assert r.decode_per_request_tok_s == pytest.approx(375.654, abs=1e-3)
+
+
+def test_measured_runs_are_placed_with_their_own_device_count(tmp_path):
+    # 10,000 output tok/s on 8 devices: MFU = 10,000 x 2 x 70e9 / (8 x 1979e12) = 0.0884.
+    kb = inferkb.open(make_kb(tmp_path, [bench("run", 10_000.0)]))
+    r = roofline(kb, "m70", "acc", count=1, fmt="fp8-e4m3")
+    (placed,) = r.measured
+    assert placed.devices == 8 and placed.kind == "MFU"
+    assert placed.utilisation == pytest.approx(0.088428, abs=1e-6)
+
+
+def test_missing_bandwidth_names_the_field(kb):
+    with pytest.raises(AnalysisError, match=r"nvidia-rtx-pro-6000-blackwell-server.json: field 'memory_bandwidth_gbps' is missing"):
+        roofline(kb, "llama-3-1-8b", "nvidia-rtx-pro-6000-blackwell-server", fmt="fp8-e4m3")
+
+
+def test_missing_flops_gives_the_bandwidth_bound_and_says_why(kb):
+    r = roofline(kb, "llama-2-70b", "nvidia-b300", count=8, fmt="nvfp4")
+    assert r.prefill_tok_s is None and r.ridge_flop_per_byte is None
+    assert any("field 'flops'" in a for a in r.assumptions)
+
+
+AMD = "mlperf-v6-1-closed-amd-8xmi355x-2xepyc-9575f-llama2-70b-99-9-offline"
+
+
+def test_cost_per_device_price(kb):
+    # 106,517 tok/s on 8 MI355X at $2.50 per device-hour: $20/h over 106,517 x 3600 = 383,461,200 tokens/h
+    # -> 20 / 383,461,200 x 1e6 = $0.052157 per 1M output tokens.
+    r = cost(kb, AMD, Price(2.5, "per-device", 1, None, "test"))
+    assert r.system_usd_per_hour == 20.0
+    assert r.usd_per_million_output == pytest.approx(0.052157, abs=1e-6)
+    assert r.usd_per_million_total is None and "not both stated" in r.total_basis
+
+
+def test_cost_with_utilisation_is_higher(kb):
+    full = cost(kb, AMD, Price(2.5, "per-device", 1, None, "test"))
+    half = cost(kb, AMD, Price(2.5, "per-device", 1, None, "test"), utilisation=0.5)
+    assert half.usd_per_million_output == pytest.approx(2 * full.usd_per_million_output)
+
+
+def test_cost_per_module_supply_price_gb200(kb):
+    # spheron GB200 Superchip: $9.08 per module of 2 GPUs.  HPE GB200 run: 245,352 tok/s on 8 nodes x 4 = 32 GPUs
+    # -> 16 modules x 9.08 = $145.28/h; 245,352 x 3600 = 883,267,200 tok/h -> $0.164480 per 1M output tokens.
+    price = price_from_supply(kb, "spheron-gb200-superchip-on-demand-2026-03")
+    r = cost(kb, "mlperf-v6-1-open-hpe-hpe-gb200-nvl72-gb200-186gb-aarch64x32-trt-deepseek-r1-offline", price)
+    assert r.units_rented == 16 and r.system_usd_per_hour == pytest.approx(145.28)
+    assert r.usd_per_million_output == pytest.approx(0.164480, abs=1e-6)
+
+
+def test_cost_total_tokens_from_fixed_lengths(tmp_path):
+    # 1,000 output tok/s at ISL 3,000 / OSL 1,000: total = 4,000 tok/s.  $8/h over 3.6e6 output tokens = $2.2222 per 1M output,
+    # $0.5556 per 1M total.
+    rec = bench("r", 1000.0, accelerator_count=1, conditions={"input_tokens": 3000, "output_tokens": 1000})
+    kb = inferkb.open(make_kb(tmp_path, [rec]))
+    r = cost(kb, "r", Price(8.0, "per-device", 1, None, "test"))
+    assert r.usd_per_million_output == pytest.approx(2.22222, abs=1e-5)
+    assert r.usd_per_million_total == pytest.approx(0.55556, abs=1e-5)
+
+
+def test_price_without_basis_is_refused():
+    with pytest.raises(AnalysisError, match="without a basis"):
+        Price(2.0, "per-hour", 1, None, "test")
+
+
+def test_supply_without_price_scope_is_refused(tmp_path):
+    root = make_kb(tmp_path, [])
+    (root / "data" / "supply").mkdir()
+    (root / "data" / "supply" / "s.json").write_text(
+        '{"id": "s", "type": "supply", "name": "s", "kind": "cloud", "accelerator_ids": ["acc"], "price_usd": 2.0, "price_unit": "USD/hour",'
+        ' "status": "draft", "confidence": 0.5, "updated": "2026-01-01", "sources": []}'
+    )
+    kb = inferkb.open(root)
+    with pytest.raises(AnalysisError, match=r"data/supply/s.json: field 'price_scope' is None; .* a price without a basis is refused"):
+        price_from_supply(kb, "s")
+
+
+def test_per_user_rate_has_no_cost_per_token(tmp_path):
+    kb = inferkb.open(make_kb(tmp_path, [bench("u", 50.0, metric="output_tok_s", value_scope="per-user")]))
+    with pytest.raises(AnalysisError, match="per-user"):
+        cost(kb, "u", Price(2.0, "per-device", 1, None, "test"))
+
+
+def test_supply_price_for_other_hardware_is_refused(kb):
+    price = price_from_supply(kb, "lambda-h100-sxm-on-demand-2026-05")
+    with pytest.raises(AnalysisError, match="is for nvidia-h100-sxm"):
+        cost(kb, AMD, price)
+
+
+def test_mla_latent_is_read_on_every_tensor_parallel_rank(kb):
+    # DeepSeek-R1 on 8 B200 (8000 GB/s), FP8 weights: 37e9 active params x 1 B.  KV at 4,096 tokens:
+    # 70,272 x 4,096 = 287,834,112 B per sequence, replicated on each of 8 ranks -> step = 37e9 + 8 x 287,834,112
+    # = 39,302,672,896 B; per request <= 8 x 8000e9 / 39,302,672,896 = 1628.39 tok/s.
+    r = roofline(kb, "deepseek-r1", "nvidia-b200", count=8, fmt="fp8-block-scaled", context=4096)
+    assert r.step_bytes == 39_302_672_896
+    assert r.decode_per_request_tok_s == pytest.approx(1628.39, abs=0.01)
+    assert any("mixture of experts" in a for a in r.assumptions)

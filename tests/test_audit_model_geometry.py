@@ -1,0 +1,60 @@
+"""Audit model-geometry: a stated kv_cache_bytes_per_token is checked against the layer geometry."""
+
+from __future__ import annotations
+
+import inferkb
+from analysis_helpers import make_kb
+
+COMMON = {"status": "draft", "confidence": 0.5, "updated": "2026-01-01", "sources": [], "architecture": "moe", "params_b": 117}
+
+
+def test_sliding_window_model_counted_as_full_attention_is_flagged(tmp_path):
+    # 36 layers x 8 x 64 x 2 x 2 = 73,728 counts all layers; with 18 banded layers the growing figure is 36,864.
+    wrong = {
+        "id": "gptoss",
+        "type": "model",
+        "name": "x",
+        "num_layers": 36,
+        "num_kv_heads": 8,
+        "head_dim": 64,
+        "full_attention_layers": 18,
+        "sliding_window": 128,
+        "sliding_window_layers": 18,
+        "kv_cache_bytes_per_token": 73728,
+        **COMMON,
+    }
+    right = dict(wrong, id="ok", kv_cache_bytes_per_token=36864)
+    kb = inferkb.open(make_kb(tmp_path, [], models=[wrong, right]))
+    report = kb.audit("model-geometry")
+    flagged = [(f.code, f.record) for f in report.findings]
+    assert flagged == [("KB510", "models/gptoss")]
+    assert "geometry gives 36864" in report.findings[0].message
+
+
+def test_mla_model_uses_the_latent_width(tmp_path):
+    mla = {
+        "id": "ds",
+        "type": "model",
+        "name": "ds",
+        "num_layers": 61,
+        "num_kv_heads": 128,
+        "head_dim": 128,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "kv_cache_bytes_per_token": 70272,
+        **COMMON,
+    }
+    kb = inferkb.open(make_kb(tmp_path, [], models=[mla]))
+    assert kb.audit("model-geometry").findings == []
+
+
+def test_missing_geometry_is_reported_as_unchecked(tmp_path):
+    m = {"id": "partial", "type": "model", "name": "p", "num_layers": 48, "kv_cache_bytes_per_token": 98304, **COMMON}
+    kb = inferkb.open(make_kb(tmp_path, [], models=[m]))
+    (f,) = [x for x in kb.audit("model-geometry").findings if x.record == "models/partial"]
+    assert f.code == "KB511" and "num_kv_heads" in f.message
+
+
+def test_bundled_models_all_match():
+    report = inferkb.open().audit("model-geometry")
+    assert report.findings == [] and report.figures["model-geometry"]["checked"] >= 14
