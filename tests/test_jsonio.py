@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,8 +44,10 @@ def test_a_duplicated_key_is_always_caught(obj, key, first, second):
 @given(objects)
 def test_fast_path_never_disagrees_with_the_strict_decoder(obj):
     raw = json.dumps(obj).encode()
-    fast = _fast_parse(raw)
+    fast, compact, colons = _fast_parse(raw)
     assert fast is _SLOW or fast == json.loads(raw)
+    if fast is not _SLOW and isinstance(fast, (dict, list)):
+        assert compact == orjson.dumps(fast) and colons == raw.count(b":")
 
 
 def test_big_integers_stay_exact():

@@ -10,7 +10,7 @@ import inferkb
 from conftest import rec, write_kb
 from inferkb import hardware
 from inferkb.errors import RecordExists, RecordInvalid
-from inferkb.store import writer as store_writer
+from inferkb.store import batch as store_batch
 
 
 def _kb(tmp_path, files=None):
@@ -70,16 +70,16 @@ def test_a_failed_write_puts_back_the_files_already_written(tmp_path, monkeypatc
     kb = _kb(tmp_path)
     path_a = kb.root / "data/accelerators/gpu-a.json"
     before = path_a.read_bytes()
-    real = store_writer.atomic_write_text
+    real = store_batch._apply
     calls = []
 
-    def flaky(path, text):
+    def flaky(staged):  # the second file fails as it is put in place, after the first was renamed into place
         if calls:
             raise OSError("disk full (simulated)")
-        calls.append(path)
-        real(path, text)
+        calls.append(staged.job.path)
+        real(staged)
 
-    monkeypatch.setattr(store_writer, "atomic_write_text", flaky)
+    monkeypatch.setattr(store_batch, "_apply", flaky)
     changed = rec("accelerator", "gpu-a", aliases=["GPU A", "GPU A 2"])
     with pytest.raises(OSError, match="disk full"):
         kb.write_records([changed, rec("engine", "eng")], overwrite=True)

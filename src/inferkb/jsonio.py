@@ -10,9 +10,13 @@ file.
 
 from __future__ import annotations
 
+import errno
 import json
+import math
 import os
-import tempfile
+import re
+import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,14 +31,18 @@ class ParseProblem:
     """Why a file's bytes are not a usable record.
 
     ``code`` is one of ``empty``, ``bom``, ``not-utf8``, ``invalid-json``,
-    ``duplicate-key``, ``non-finite``, ``not-object``; ``line``/``col`` are
-    1-based when known.
+    ``duplicate-key``, ``non-finite``, ``not-object``, ``out-of-range`` (a
+    number no float can hold: more than 308 integer digits, or a literal such
+    as ``1e400``), ``surrogate`` (a ``\\ud800``-style escape with no pair, which
+    no UTF-8 text can hold); ``line``/``col`` are 1-based when known and
+    ``field`` is the dotted path of the offending value when known.
     """
 
     code: str
     message: str
     line: int | None = None
     col: int | None = None
+    field: str | None = None
 
 
 class _Duplicate(ValueError):
@@ -64,7 +72,99 @@ def _reject_constant(token: str) -> float:
     raise _NonFinite(token)
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook, parse_constant=_reject_constant)
+class _Unrepresentable:
+    """Stands in for a number no float can hold while the document is decoded, so its field can be named."""
+
+    __slots__ = ("text",)
+    made = 0  # how many were ever made: a decode that made none needs no search for them
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        _Unrepresentable.made += 1
+
+
+# Integers up to 308 digits convert to a finite float (float max ~1.8e308); longer ones overflow every
+# float() an audit or exporter makes, and past 4300 digits Python refuses int <-> str altogether.
+MAX_INT_DIGITS = 308
+
+
+# Arrays/objects nested deeper than this are refused (code ``invalid-json``): a record is under ten levels
+# deep, while orjson stops serialising at 255 levels, the schema validator (jsonschema_rs) stops at 256 and
+# Python's own decoder and every recursive walk of a document stop near 1,000.
+MAX_DEPTH = 200
+
+
+def nesting_depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """How deeply arrays/objects nest in ``value`` (a scalar is 0, ``[]`` and ``{}`` are 1, ``[[1]]`` is 2).
+
+    Iterative, so any depth is measured without recursion; stops counting once the
+    depth passes ``limit`` (the return value is then ``limit + 1``).
+    """
+    depth = 0
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        node, level = stack.pop()
+        if level > depth:
+            depth = level
+            if depth > limit:
+                return depth
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, (dict, list)):
+                stack.append((child, level + 1))
+    return depth
+
+
+def _too_deep() -> ParseProblem:
+    return ParseProblem("invalid-json", f"arrays/objects nested deeper than {MAX_DEPTH} levels")
+
+
+def _parse_int(text: str) -> int | _Unrepresentable:
+    if len(text) - (text[0] == "-") > MAX_INT_DIGITS:
+        return _Unrepresentable(text)
+    return int(text)
+
+
+def _parse_float(text: str) -> float | _Unrepresentable:
+    value = float(text)
+    return value if math.isfinite(value) else _Unrepresentable(text)
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_hook, parse_constant=_reject_constant, parse_int=_parse_int, parse_float=_parse_float)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _dotted(path: list) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def _find_bad(value: Any, path: list) -> tuple[str, str, str] | None:
+    """``(code, field, what)`` of the first unrepresentable number or lone surrogate in ``value``, else ``None``."""
+    stack: list[tuple[Any, list]] = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, _Unrepresentable):
+            digits = node.text.lstrip("-")
+            what = f"an integer of {len(digits)} digits" if digits.isdigit() else f"the number {node.text[:40]}"
+            return "out-of-range", _dotted(where), what
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                return "surrogate", _dotted(where), "a string holding an unpaired UTF-16 surrogate escape"
+        elif isinstance(node, dict):
+            for k, v in reversed(list(node.items())):
+                if _SURROGATE.search(k):
+                    return (
+                        "surrogate",
+                        _dotted(where + [k.encode("utf-8", "backslashreplace").decode()]),
+                        "a key holding an unpaired surrogate",
+                    )
+                stack.append((v, where + [k]))
+        elif isinstance(node, list):
+            stack.extend((v, where + [i]) for i, v in reversed(list(enumerate(node))))
+    return None
 
 
 def _line_col(text: str, needle: str) -> tuple[int | None, int | None]:
@@ -79,17 +179,40 @@ def parse_bytes(raw: bytes, *, require_object: bool = True) -> tuple[Any, ParseP
     """Parse ``raw`` strictly. Returns ``(value, None)`` or ``(None, problem)``.
 
     Never raises for bad input. With ``require_object`` a top level that is not
-    a JSON object is a ``not-object`` problem.
+    a JSON object is a ``not-object`` problem; nesting deeper than
+    :data:`MAX_DEPTH` is an ``invalid-json`` problem.
+    """
+    value, problem, _, _ = parse_bytes_compact(raw, require_object=require_object)
+    return value, problem
+
+
+def parse_bytes_compact(raw: bytes, *, require_object: bool = True) -> tuple[Any, ParseProblem | None, bytes | None, int]:
+    """:func:`parse_bytes`, plus what the fast path computed anyway: ``(value, problem, compact, colons)``.
+
+    ``compact`` is ``orjson.dumps(value)`` and ``colons`` its count of ``:``
+    bytes when the fast path parsed the file (else ``None`` and 0), so the
+    loader can run byte-level pre-filters (:func:`inferkb.urls.may_hold_unsafe_url`)
+    without serialising the record again.
     """
     if not raw.strip():
-        return None, ParseProblem("empty", "file is empty (expected one JSON object)")
+        return None, ParseProblem("empty", "file is empty (expected one JSON object)"), None, 0
     if raw.startswith(BOM):
-        return None, ParseProblem("bom", "file starts with a UTF-8 byte-order mark; save it as UTF-8 without BOM", 1, 1)
-    value = _fast_parse(raw)  # the common case: a well-formed record, parsed by orjson
+        return None, ParseProblem("bom", "file starts with a UTF-8 byte-order mark; save it as UTF-8 without BOM", 1, 1), None, 0
+    value, compact, colons = _fast_parse(raw)  # the common case: a well-formed record, parsed by orjson
     if value is not _SLOW:
+        # a file with fewer brackets than MAX_DEPTH cannot nest deeper: the walk is skipped for nearly every record
+        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and nesting_depth(value) > MAX_DEPTH:
+            return None, _too_deep(), None, 0
         if require_object and not isinstance(value, dict):
-            return _not_object(value)
-        return value, None
+            return (*_not_object(value), None, 0)
+        return value, None, compact, colons
+    value, problem = _strict_parse(raw)
+    if problem is None and require_object and not isinstance(value, dict):
+        return (*_not_object(value), None, 0)
+    return value, problem, None, 0
+
+
+def _strict_parse(raw: bytes) -> tuple[Any, ParseProblem | None]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -97,6 +220,7 @@ def parse_bytes(raw: bytes, *, require_object: bool = True) -> tuple[Any, ParseP
         line = prefix.count(b"\n") + 1
         col = exc.start - (prefix.rfind(b"\n") + 1) + 1
         return None, ParseProblem("not-utf8", f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8", line, col)
+    made = _Unrepresentable.made
     try:
         value = _DECODER.decode(text)
     except _Duplicate as exc:
@@ -114,9 +238,20 @@ def parse_bytes(raw: bytes, *, require_object: bool = True) -> tuple[Any, ParseP
     except json.JSONDecodeError as exc:
         return None, ParseProblem("invalid-json", exc.msg, exc.lineno, exc.colno)
     except RecursionError:
-        return None, ParseProblem("invalid-json", "nesting too deep")
-    if require_object and not isinstance(value, dict):
-        return _not_object(value)
+        return None, _too_deep()
+    except ValueError as exc:  # anything else the decoder refuses: never an uncaught error for bad input
+        return None, ParseProblem("invalid-json", str(exc)[:200])
+    if nesting_depth(value) > MAX_DEPTH:  # before _find_bad, which recurses
+        return None, _too_deep()
+    bad = _find_bad(value, []) if (_Unrepresentable.made != made or _SURROGATE_ESCAPE.search(text)) else None
+    if bad is not None:
+        code, fld, what = bad
+        where = f"{fld}: " if fld else ""
+        if code == "out-of-range":
+            message = f"{where}{what} is beyond the range of a floating-point number (about 1.8e308); it cannot be used as a value"
+        else:
+            message = f"{where}{what}; it cannot be written as UTF-8 (use the character itself, or a valid surrogate pair)"
+        return None, ParseProblem(code, message, field=fld or None)
     return value, None
 
 
@@ -133,8 +268,11 @@ _DIGIT_MAP = bytes(0x39 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
 _LONG_DIGITS = b"9" * 19
 
 
-def _fast_parse(raw: bytes) -> Any:
-    r"""Parse with orjson when that provably gives the strict parser's answer; else return ``_SLOW``.
+def _fast_parse(raw: bytes) -> tuple[Any, bytes | None, int]:
+    r"""Parse with orjson when that provably gives the strict parser's answer: ``(value, compact, colons)``, else ``(_SLOW, None, 0)``.
+
+    ``compact`` is ``orjson.dumps(value)`` for an object or array (``None`` for
+    a scalar) and ``colons`` the number of ``:`` bytes in it (and in ``raw``).
 
     orjson is several times faster than the stdlib decoder with a Python
     ``object_pairs_hook`` and rejects what the strict parser rejects (NaN,
@@ -149,24 +287,98 @@ def _fast_parse(raw: bytes) -> Any:
     the strict path, which then gives the exact diagnostic.
     """
     if b"\\u" in raw or _LONG_DIGITS in raw.translate(_DIGIT_MAP):
-        return _SLOW
+        return _SLOW, None, 0
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return _SLOW
+        return _SLOW, None, 0
+    compact = None
+    colons = 0
     if isinstance(value, (dict, list)):
         try:
             compact = orjson.dumps(value)
         except orjson.JSONEncodeError:  # nesting deeper than orjson serialises
-            return _SLOW
-        if raw.count(b":") != compact.count(b":"):
-            return _SLOW
-    return value
+            return _SLOW, None, 0
+        colons = compact.count(b":")
+        if raw.count(b":") != colons:
+            return _SLOW, None, 0
+    return value, compact, colons
+
+
+class NotRegularFile(OSError):
+    """A path to read is a FIFO, socket, device or directory: reading it could block forever or mean nothing."""
+
+
+def read_regular(path: str | os.PathLike, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at ``path`` (following symlinks); never blocks on a FIFO.
+
+    Opens non-blocking and checks the opened file (no race with a swap), so a
+    named pipe, socket or device raises :class:`NotRegularFile` (an
+    ``OSError``) instead of hanging. ``limit`` refuses larger files with
+    ``OSError(EFBIG)``. Raises ``OSError`` (``FileNotFoundError``, ...) as ``open`` would.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, socket or device)"
+            raise NotRegularFile(errno.EINVAL, f"{os.fspath(path)} is {kind}; only regular files are read")
+        if limit is not None and info.st_size > limit:
+            raise OSError(errno.EFBIG, f"{os.fspath(path)} is {info.st_size} bytes, over the {limit}-byte limit")
+        chunks = []
+        while True:
+            chunk = os.read(fd, max(info.st_size + 1, 1 << 16))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            if limit is not None and sum(map(len, chunks)) > limit:
+                raise OSError(errno.EFBIG, f"{os.fspath(path)} grew over the {limit}-byte limit while being read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_regular_text(path: str | os.PathLike, *, errors: str = "strict") -> str:
+    """:func:`read_regular` decoded as UTF-8 (``UnicodeDecodeError`` with ``errors="strict"``)."""
+    return read_regular(path).decode("utf-8", errors)
 
 
 def dumps_record(record: dict[str, Any]) -> str:
     """Serialise a record the way the KB stores it: key order kept, 2-space indent, unescaped UTF-8, trailing newline."""
     return json.dumps(record, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+# Temp and backup files of interrupted writes are recognisable by name: ".<target>.inferkb-<pid>-<hex>.tmp|.bak".
+TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.inferkb-(?P<pid>\d+)-(?P<token>[0-9a-f]{8})\.(?P<kind>tmp|bak)$")
+# What earlier inferkb versions left (tempfile.mkstemp(prefix=".<name>.", suffix=".tmp")): eight characters of [a-z0-9_].
+LEGACY_TEMP_NAME = re.compile(r"^\.(?P<target>.+\.json)\.[a-z0-9_]{8}\.tmp$")
+# A batch being applied keeps its journal here (KB root); see inferkb.store.batch.
+JOURNAL_NAME = ".inferkb-journal.json"
+
+
+def temp_path(path: Path, kind: str = "tmp") -> Path:
+    """A fresh temp (``kind="tmp"``) or backup (``"bak"``) name beside ``path``, matching :data:`TEMP_NAME`."""
+    return path.with_name(f".{path.name}.inferkb-{os.getpid()}-{secrets.token_hex(4)}.{kind}")
+
+
+def is_temp_name(name: str) -> bool:
+    """True for a file name an interrupted inferkb write may have left (:data:`TEMP_NAME`, or the legacy mkstemp name)."""
+    return bool(TEMP_NAME.match(name) or LEGACY_TEMP_NAME.match(name))
+
+
+def new_mode(path: Path) -> int:
+    """The permission bits a rewrite of ``path`` gets: the existing file's, else ``0o666`` less the umask (as ``open()``)."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        return default_mode()
+
+
+def default_mode() -> int:
+    """The permission bits a new file gets from ``open()``: ``0o666`` less the process's umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -175,21 +387,18 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same directory, fsync, then rename.
+    """Write ``data`` to ``path`` via a temp file in the same directory (:func:`temp_path`), fsync, then rename.
 
     An interrupted write leaves either the old file or the new one, never half
-    of either. Raises ``OSError`` on failure (the temp file is removed).
+    of either (and at worst a temp file named by :data:`TEMP_NAME`). For one
+    file outside a KB (an export); records go through the store's batch
+    writer. Raises ``OSError`` on failure (the temp file is removed).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = temp_path(path)
+    mode = new_mode(path)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
     try:
-        # mkstemp makes 0600 files; keep an existing file's mode, else honour the umask like open() would.
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -14,12 +14,14 @@ This package imports nothing above it (no validation, audits or CLI); the
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import KBNotFound, UsageError
+from ..errors import PROCESSING, KBNotFound, UsageError
 from ..profile import Profile, TypeSpec, load_profile
+from . import cache as load_cache
 from .index import Index
 from .loader import load_records
 from .records import KEBAB, MAX_ID_LENGTH, Record, bundled_root, check_id, gc_paused
@@ -47,6 +49,20 @@ def locate(path: str | os.PathLike | None) -> tuple[Path, bool]:
     return root.resolve(), bundled
 
 
+# Keys of the records the loader proved free of KB112 candidates (a table of the index: dropped on any write).
+_URL_CLEAR = "url_clear"
+STAMPS = "load.stamps"  # {key: file stamp} seeded by load; an index table, so dropped on any write
+
+
+def _marking(records: list[Record]) -> Iterator[Record]:
+    """Yield ``records``, naming each in ``PROCESSING.record`` with the frame that iterates (see :func:`by_type`)."""
+    loop = id(sys._getframe(1))  # the frame running the for loop: an error is this record's only if it passes there
+    for rec in records:
+        PROCESSING.record = (rec.path, loop)
+        yield rec
+    PROCESSING.record = None
+
+
 class Store:
     """A loaded knowledge base, without the checks (see :class:`inferkb.KB` for those).
 
@@ -67,21 +83,48 @@ class Store:
 
     # ---- loading -------------------------------------------------------
     @classmethod
-    def load(cls, path: str | os.PathLike | None = None):
+    def load(cls, path: str | os.PathLike | None = None, *, cache: bool | None = None):
         """Open the KB at ``path`` (``None`` = the bundled KB); returns an instance of ``cls``.
 
+        ``cache`` (default: on unless ``INFERKB_NO_CACHE`` is set, see :mod:`inferkb.store.cache`) reuses
+        the parsed object of every record file unchanged since an earlier load and keeps the cache up to date.
         Raises :class:`KBNotFound` if the path does not exist, is not a
         directory or has no ``data/`` directory; :class:`KBError` if its
         ``kb.toml`` is malformed.
         """
         root, bundled = locate(path)
         store = cls(root, load_profile(root), bundled=bundled)
+        store.use_cache = load_cache.enabled() if cache is None else cache and load_cache.cache_dir() is not None
         with gc_paused():
-            loaded = load_records(store.root, store.profile)
+            file = load_cache.CacheFile(root, "load", store.cache_fingerprint()) if store.use_cache else None
+            loaded = load_records(store.root, store.profile, cache=file)
+            if file is not None:
+                file.save()
+                store.cache_hits = file.hits
         store.index = Index(loaded.records)
+        store.index.seed(_URL_CLEAR, loaded.url_clear)
+        store.index.seed(STAMPS, loaded.stamps)
         store.load_findings = loaded.findings
         store.files_seen = loaded.files_seen
         return store
+
+    use_cache = False  # set by load: whether results may be kept in, and taken from, the on-disk load cache
+    cache_hits = 0  # record files the load took from the cache (neither read nor parsed)
+
+    def cache_fingerprint(self) -> str:
+        """What the loader's results depend on besides the record files: inferkb's code, ``kb.toml``, the size limit
+        and the type directories (:mod:`inferkb.store.cache`)."""
+        dirs = ",".join(f"{d}={t.name}" for d, t in sorted(self.profile.by_dir().items()))
+        toml = load_cache.digest_file(self.root / "kb.toml")
+        return f"{load_cache.code_version()}|{toml}|{self.profile.max_record_bytes}|{dirs}"
+
+    def file_stamp(self, rec: Record) -> str | None:
+        """The cache stamp of ``rec``'s file as loaded, when ``rec`` is the indexed record unchanged since loading and
+        the loader could stamp it (:func:`inferkb.store.cache.file_stamp`); else ``None``."""
+        stamps = self.index.peek(STAMPS)
+        if not stamps or self.index.records.get(rec.key) is not rec:
+            return None
+        return stamps.get(rec.key)
 
     # ---- caches ----------------------------------------------------------
     @property
@@ -97,6 +140,12 @@ class Store:
     def cached(self, name: str, build: Callable[[], T]) -> T:
         """A table derived from the records, rebuilt by ``build()`` after any write (see :class:`Index`)."""
         return self.index.cached(name, build)
+
+    def url_scan_needed(self, rec: Record) -> bool:
+        """False when the loader proved that ``rec`` (the indexed record, unchanged since loading) holds no string
+        rule KB112 could report (:func:`inferkb.urls.may_hold_unsafe_url` on the bytes it parsed); else True."""
+        clear = self.index.peek(_URL_CLEAR)
+        return clear is None or rec.key not in clear or self.index.records.get(rec.key) is not rec
 
     def memo(self, name: str, build: Callable[[], T]) -> T:
         """A value that depends on the KB's files other than records (schemas, metric registry): built once."""
@@ -119,9 +168,11 @@ class Store:
     def by_type(self, type_name: str) -> Iterator[Record]:
         """Records of one type (name or directory, e.g. ``accelerator`` or ``accelerators``), in load order.
 
-        Raises :class:`UsageError` for an unknown type.
+        Raises :class:`UsageError` for an unknown type. While a record is being
+        handled, :data:`inferkb.errors.PROCESSING` names its file (so an
+        internal error in an audit's loop names the record it failed on).
         """
-        return iter(self.index.of_type(self.type_spec(type_name).name))
+        return _marking(self.index.of_type(self.type_spec(type_name).name))
 
     def type_spec(self, type_name: str) -> TypeSpec:
         """The :class:`TypeSpec` for a type name or its directory name; :class:`UsageError` when unknown."""
@@ -191,6 +242,16 @@ class Store:
                 "make a writable copy with `inferkb init ./my-kb --with-data` and pass --kb ./my-kb"
             )
 
+    def write_lock(self):
+        """Context manager: hold the KB-wide write lock (:func:`inferkb.store.lock.kb_lock`) across a read-modify-write.
+
+        Re-entrant: :meth:`write_records` inside the block does not wait for it.
+        Raises :class:`~inferkb.errors.WriteConflict` when another writer keeps it busy.
+        """
+        from .lock import kb_lock
+
+        return kb_lock(self.root)
+
     def record_path(self, type_name: str, record_id: str) -> Path:
         """``data/<dir>/<id>.json`` under the KB root; raises UsageError for an unknown type or an unsafe id."""
         spec = self.type_spec(type_name)
@@ -205,9 +266,10 @@ class Store:
         check: Check | None = None,
         texts: Mapping[str, str] | None = None,
         files: Sequence[tuple[str, str]] = (),
+        basis: Mapping[str, str | None] | None = None,
     ) -> list[Record]:
         """Write a batch of records, all or nothing; see :func:`inferkb.store.writer.write_records`."""
-        return write_records(self, records, overwrite=overwrite, check=check, texts=texts, files=files)
+        return write_records(self, records, overwrite=overwrite, check=check, texts=texts, files=files, basis=basis)
 
     def write_record(self, data: dict[str, Any], *, overwrite: bool = False, check: Check | None = None) -> Record:
         """Write one record (a batch of one); see :meth:`write_records`."""

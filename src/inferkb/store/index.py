@@ -43,6 +43,14 @@ class Index:
             value = self._cache[name] = build()
             return value
 
+    def peek(self, name: str) -> Any:
+        """The table ``name`` if it is built (and so matches the current records), else ``None``; never builds it."""
+        return self._cache.get(name)
+
+    def seed(self, name: str, value: Any) -> None:
+        """Install a table built elsewhere from exactly the current records (the loader's serialised records)."""
+        self._cache[name] = value
+
     def _changed(self) -> None:
         self.version += 1
         self._cache.clear()

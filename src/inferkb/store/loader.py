@@ -7,43 +7,63 @@ named becomes a finding, a good file becomes a :class:`~inferkb.store.records.Re
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import validate_rules as R
+from ..errors import PROCESSING
 from ..findings import Finding
-from ..jsonio import parse_bytes
+from ..jsonio import JOURNAL_NAME, is_temp_name, parse_bytes_compact
 from ..profile import Profile, TypeSpec
+from ..urls import may_hold_unsafe_url
+from .batch import journal_problem, orphans
+from .cache import CacheFile, file_stamp, now_ns
 from .records import KEBAB, Record
 
 
 @dataclass
 class Loaded:
     """What :func:`load_records` read: ``records`` (``{key: Record}`` in load order), ``findings``
-    (KB0xx problems) and ``files_seen`` (``.json`` files considered)."""
+    (KB0xx problems), ``files_seen`` (``.json`` files considered), ``url_clear`` (keys of the records whose
+    serialised form shows no string rule KB112 could report: :func:`inferkb.urls.may_hold_unsafe_url`) and
+    ``stamps`` (``{key: file stamp}`` of the records a load cache may keep: :func:`inferkb.store.cache.file_stamp`)."""
 
     records: dict[str, Record] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     files_seen: int = 0
+    url_clear: set[str] = field(default_factory=set)
+    stamps: dict[str, str] = field(default_factory=dict)
 
 
-def load_records(root: Path, profile: Profile, *, only: set[str] | None = None) -> Loaded:
+def load_records(root: Path, profile: Profile, *, only: set[str] | None = None, cache: CacheFile | None = None) -> Loaded:
     """Walk ``root/data/<dir>/*.json`` once (sorted), parse each file strictly and return :class:`Loaded`.
 
-    ``root`` must be resolved (symlinks leaving it are reported, not followed).
+    ``root`` must be resolved. A symlinked record file is followed when it
+    stays inside the KB; a symlinked folder (``data/<dir>``, ``provenance/``,
+    ``provenance/<dir>``) is never followed, wherever it points: KB009 when it
+    leaves the KB, KB017 when it stays inside. Writes refuse such a folder and
+    the cleaner of orphan temp files does not look behind it, so what the loader
+    reports (KB012: "the next write removes it") is what the cleaner removes.
     ``only`` (paths relative to ``root``, ``data/<dir>/<name>.json``) reads just
     those files, by the same rules (the query catalogue refreshes changed files so).
+    ``cache`` (:class:`~inferkb.store.cache.CacheFile`, ``"load"``) supplies the parsed object of a file whose stamp
+    is unchanged, so it is neither read nor parsed, and receives every file parsed afresh that it may keep.
     Never raises for a bad record file; ``OSError`` only if ``data/`` itself cannot be listed.
     """
     out = Loaded()
     root_real = str(root)
     by_dir = profile.by_dir()
     limit = profile.max_record_bytes
+    started = now_ns() if cache is not None else 0
     with os.scandir(root / "data") as top:
         dir_entries = sorted(top, key=lambda e: e.name)
     for dentry in dir_entries:
         rel_dir = f"data/{dentry.name}"
         if not _inside(out, dentry, root_real, rel_dir):
+            continue
+        if dentry.is_symlink() and dentry.is_dir():
+            _symlinked_dir(out, dentry.path, rel_dir)
             continue
         if not dentry.is_dir():
             out.findings.append(R.KB010.finding(f"file {rel_dir} is directly under data/; records live in data/<type-dir>/", path=rel_dir))
@@ -57,22 +77,107 @@ def load_records(root: Path, profile: Profile, *, only: set[str] | None = None) 
             continue
         with os.scandir(dentry.path) as it:
             entries = sorted(it, key=lambda e: e.name)
+        stored = cache.entries if cache is not None else None
         for entry in entries:
-            if only is None or f"{rel_dir}/{entry.name}" in only:
-                _load_entry(out, entry, spec, root_real, limit)
+            rel = f"{rel_dir}/{entry.name}"
+            if only is None or rel in only:
+                PROCESSING.what = rel
+                # an unchanged file the cache holds (so one that loaded cleanly under this name) is neither read nor parsed
+                if stored and rel in stored and _from_cache(out, entry, cache, spec, rel, started):
+                    continue
+                _load_entry(out, entry, spec, root_real, limit, cache, started)
+    PROCESSING.what = None
+    if only is None:
+        _report_interrupted_writes(out, root, profile)
     return out
 
 
-def _inside(out: Loaded, entry: os.DirEntry, root_real: str, rel: str) -> bool:
-    if entry.is_symlink():
-        target = os.path.realpath(entry.path)
-        if not (target == root_real or target.startswith(root_real + os.sep)):
-            out.findings.append(R.KB009.finding(f"{rel} is a symlink to {target}, outside the KB; not followed", path=rel))
-            return False
+def printable_name(name: str) -> bool:
+    """True for a file name that can be an id's file: printable text, no undecodable bytes (surrogate escapes)."""
+    # an ASCII name (nearly every one) holds no surrogate: the per-character test only runs for the others
+    return name.isprintable() and (name.isascii() or not any("\ud800" <= c <= "\udfff" for c in name))
+
+
+def _report_interrupted_writes(out: Loaded, root: Path, profile: Profile) -> None:
+    """KB013 for a batch journal left in the root, KB012 for temp files left in the root (a journal's) and in
+    provenance/ sidecar folders; KB009 for a provenance folder that is a symlink out of the KB (not looked behind)."""
+    if os.path.lexists(root / JOURNAL_NAME):
+        problem = journal_problem(root)
+        if problem is None:
+            message = f"{JOURNAL_NAME} remains: a batch write was interrupted while putting its files in place; the next inferkb write to this KB rolls it back"
+        else:
+            message = f"{problem} (the next inferkb write refuses it too: remove it by hand)"
+        out.findings.append(R.KB013.finding(message, path=JOURNAL_NAME))
+    rels = [""]
+    prov = root / "provenance"
+    if _real_dir(out, prov, str(root), "provenance"):
+        for spec in sorted(profile.types.values(), key=lambda t: t.dir):
+            rel = f"provenance/{spec.dir}"
+            if _real_dir(out, prov / spec.dir, str(root), rel):
+                rels.append(rel)
+    for path in orphans(root, rels):
+        rel = str(path.relative_to(root))
+        out.findings.append(R.KB012.finding(f"{rel} was left by an interrupted write; the next inferkb write removes it", path=rel))
+
+
+def _real_dir(out: Loaded, path: Path, root_real: str, rel: str) -> bool:
+    """True when ``path`` is a folder that is not a symlink; a symlinked one is reported (KB009 leaving the KB,
+    KB017 inside it) and False."""
+    if not _inside_path(out, path, root_real, rel):
+        return False
+    if path.is_symlink():
+        if path.is_dir():
+            _symlinked_dir(out, path, rel)
+        return False
+    return path.is_dir()
+
+
+def _symlinked_dir(out: Loaded, path: str | Path, rel: str) -> None:
+    """KB017 for a folder that is a symlink to a place inside the KB (the caller checked it stays inside)."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    out.findings.append(
+        R.KB017.finding(
+            f"{rel} is a symlink (to {target}); inferkb does not follow a symlinked folder: its files are not loaded, "
+            "cleaned or written through (replace the link by the folder itself)",
+            path=rel,
+        )
+    )
+
+
+def _realpath(out: Loaded, path: str | Path, rel: str) -> str | None:
+    """Where the symlink ``path`` leads, or ``None`` (with a KB009 finding) when it changed or vanished while
+    being read: ``os.path.realpath`` raises when a link is removed between its lstat and readlink."""
+    try:
+        return os.path.realpath(path)
+    except OSError as exc:
+        out.findings.append(R.KB009.finding(f"{rel} is a symlink that changed while being read ({exc.strerror}); not followed", path=rel))
+        return None
+
+
+def _link_inside(out: Loaded, path: str | Path, root_real: str, rel: str) -> bool:
+    """True when the symlink ``path`` leads inside the KB; else False with a KB009 finding naming where it leads."""
+    target = _realpath(out, path, rel)
+    if target is None:
+        return False
+    if not (target == root_real or target.startswith(root_real + os.sep)):
+        out.findings.append(R.KB009.finding(f"{rel} is a symlink to {target}, outside the KB; not followed", path=rel))
+        return False
     return True
 
 
-def _load_entry(out: Loaded, entry: os.DirEntry, spec: TypeSpec, root_real: str, limit: int) -> None:
+def _inside_path(out: Loaded, path: Path, root_real: str, rel: str) -> bool:
+    """:func:`_inside` for a path not met in a directory listing."""
+    return not path.is_symlink() or _link_inside(out, path, root_real, rel)
+
+
+def _inside(out: Loaded, entry: os.DirEntry, root_real: str, rel: str) -> bool:
+    return not entry.is_symlink() or _link_inside(out, entry.path, root_real, rel)
+
+
+def _load_entry(out: Loaded, entry: os.DirEntry, spec: TypeSpec, root_real: str, limit: int, cache: CacheFile | None, started: int) -> None:
     rel = f"data/{spec.dir}/{entry.name}"
     if not _inside(out, entry, root_real, rel):
         return
@@ -80,14 +185,27 @@ def _load_entry(out: Loaded, entry: os.DirEntry, spec: TypeSpec, root_real: str,
         out.findings.append(R.KB010.finding(f"directory {rel}/ is nested inside a type directory; records are flat files", path=rel))
         return
     name = entry.name
+    if not printable_name(name):
+        if name.endswith(".json"):
+            out.files_seen += 1
+            out.findings.append(
+                R.KB011.finding(f"file name {name!r} is not printable UTF-8 text; it cannot be an id and was not loaded", path=rel)
+            )
+        return
     if name.startswith("."):
-        return  # editor/temp files (including our own .tmp files) are not records
+        if is_temp_name(name):
+            out.findings.append(R.KB012.finding(f"{rel} was left by an interrupted write; the next inferkb write removes it", path=rel))
+        return  # other dot files (editor swap files) are not records
     if not name.endswith(".json"):
         out.findings.append(R.KB010.finding(f"{rel} is not a .json record file", path=rel))
         return
     out.files_seen += 1
     stem = name[:-5]
     try:
+        if not entry.is_file():  # d_type from the directory listing: no extra system call for a regular file
+            out.findings.append(R.KB014.finding(f"{rel} is not a regular file (a FIFO, socket or device); not read", path=rel))
+            return
+        stamp = _stamp(entry, started) if cache is not None else None  # taken before the read: a later change is seen
         raw = read_capped(entry.path, limit)
         size = os.stat(entry.path).st_size if len(raw) > limit else len(raw)
     except OSError as exc:
@@ -98,10 +216,10 @@ def _load_entry(out: Loaded, entry: os.DirEntry, spec: TypeSpec, root_real: str,
             R.KB008.finding(f"{rel} is {size / 1048576:.1f} MiB, over the {limit / 1048576:.0f} MiB record limit; not loaded", path=rel)
         )
         return
-    data, problem = parse_bytes(raw)
+    data, problem, compact, colons = parse_bytes_compact(raw)
     if problem is not None:
         where = f" (line {problem.line}, column {problem.col})" if problem.line else ""
-        out.findings.append(_PARSE_RULES[problem.code].finding(f"{problem.message}{where}", path=rel))
+        out.findings.append(_PARSE_RULES[problem.code].finding(f"{problem.message}{where}", path=rel, field=problem.field))
         return
     key = f"{spec.dir}/{stem}"
     if not KEBAB.match(stem):
@@ -111,10 +229,49 @@ def _load_entry(out: Loaded, entry: os.DirEntry, spec: TypeSpec, root_real: str,
             )
         )
     out.records[key] = Record(key=key, id=stem, type=spec.name, dir=spec.dir, path=rel, data=data)
+    # The fast parser serialised the record anyway: test it for URL-rule candidates while the bytes are at hand.
+    clear = compact is not None and not may_hold_unsafe_url(compact, colons)
+    if clear:
+        out.url_clear.add(key)
+    # Only what orjson parsed (so orjson writes it back exactly) under a kebab-case name is cached.
+    if stamp is not None and compact is not None and KEBAB.match(stem):
+        cache.put(rel, [stamp, data, clear])
+        out.stamps[key] = stamp
+
+
+def _stamp(entry: os.DirEntry, started: int) -> str | None:
+    """The cache stamp of a regular file that is not a symlink, else ``None`` (a symlink's target is not stamped)."""
+    try:
+        if entry.is_symlink():
+            return None
+        st = entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    return file_stamp(st, started) if stat.S_ISREG(st.st_mode) else None
+
+
+def _from_cache(out: Loaded, entry: os.DirEntry, cache: CacheFile, spec: TypeSpec, rel: str, started: int) -> bool:
+    """Take the cached ``[stamp, data, url_clear]`` of ``entry`` as its record when the file is a regular file, not a
+    symlink, with the stamp stored; False (read the file the usual way) otherwise or for an entry of another shape."""
+    stamp = _stamp(entry, started)
+    hit = cache.get(rel, stamp)
+    stem = entry.name[:-5]
+    if hit is None or len(hit) != 3 or type(hit[1]) is not dict or type(hit[2]) is not bool:
+        return False
+    if not (entry.name.endswith(".json") and KEBAB.match(stem)):
+        return False
+    out.files_seen += 1
+    key = f"{spec.dir}/{stem}"
+    out.records[key] = Record(key=key, id=stem, type=spec.name, dir=spec.dir, path=rel, data=hit[1])
+    if hit[2]:
+        out.url_clear.add(key)
+    out.stamps[key] = stamp
+    return True
 
 
 _READ_CHUNK = 1 << 16
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows; 0 elsewhere
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def read_capped(path: str, limit: int) -> bytes:
@@ -124,7 +281,8 @@ def read_capped(path: str, limit: int) -> bytes:
     one or two system calls, without the buffered-file object, the fstat that
     ``open()`` makes, or a ``limit``-sized buffer per file. Raises ``OSError``.
     """
-    fd = os.open(path, os.O_RDONLY | _O_BINARY)
+    # O_NONBLOCK: a FIFO swapped in after the directory listing opens at once and reads as empty, never hangs.
+    fd = os.open(path, os.O_RDONLY | _O_BINARY | _O_NONBLOCK)
     try:
         raw = os.read(fd, _READ_CHUNK)
         if not raw:
@@ -150,4 +308,6 @@ _PARSE_RULES = {
     "not-utf8": R.KB005,
     "empty": R.KB006,
     "not-object": R.KB007,
+    "out-of-range": R.KB015,
+    "surrogate": R.KB016,
 }
