@@ -41,7 +41,8 @@ except ImportError as exc:  # the documented way in is the venv's interpreter; s
     )
     sys.exit(2)
 from inferkb.intake import mlperf_enrich, mlperf_fixes, mlperf_links
-from inferkb.intake.base import IntakeOptions, commit, stable_view
+from inferkb.intake.base import IntakeOptions, commit, stable_view, without_backfills
+from inferkb.intake.counts import count_by_type
 from inferkb.intake.mlperf import import_table
 from inferkb.intake.mlperf_json import import_round_json
 
@@ -83,30 +84,6 @@ CORROBORATE = (
 SYSTEM_PATHS = {
     "inference_results_v6.1/systems/VR-NVL72_VR-288GB_aarch64x72_TRT.json": ("v6.1", "closed", "NVIDIA", "VR-NVL72_VR-288GB_aarch64x72_TRT")
 }
-
-
-def without_backfills(old: dict, new: dict) -> dict:
-    """``old`` with derived (backfilled) fields and their provenance entries set back to what ``new`` has.
-
-    So a record whose only difference from a fresh import is a derivation's
-    backfill counts as unchanged, and re-running this script does not churn it.
-    """
-    out = dict(old)
-    kept = []
-    for entry in old.get("provenance") or []:
-        if isinstance(entry, dict) and entry.get("action") == "backfill":
-            field = entry.get("field")
-            if field in new:
-                out[field] = new[field]
-            else:
-                out.pop(field, None)
-        else:
-            kept.append(entry)
-    if kept or "provenance" in new:
-        out["provenance"] = kept
-    else:
-        out.pop("provenance", None)
-    return out
 
 
 def build(kb, corpus: Path) -> tuple[list[dict], dict]:
@@ -165,8 +142,13 @@ def main() -> int:
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args()
     t0 = time.perf_counter()
+    corpus = Path(args.corpus) / "mlperf"
+    if not any((corpus / rel).exists() for rel, *_ in TABLES):
+        # Without this, a clone whose ../shared is absent "imported" 0 records and exited 0.
+        print(f"error: {corpus}: none of the MLPerf tables ({', '.join(rel for rel, *_ in TABLES)}); pass --corpus", file=sys.stderr)
+        return 2
     kb = inferkb.open(args.kb)
-    records, report = build(kb, Path(args.corpus) / "mlperf")
+    records, report = build(kb, corpus)
     t_build = time.perf_counter()
     changed, unchanged = [], 0
     for data in records:
@@ -179,6 +161,7 @@ def main() -> int:
         commit(kb, changed, update=True)
     t_write = time.perf_counter()
     report.update(records=len(records), written=0 if args.dry_run else len(changed), to_write=len(changed), unchanged=unchanged)
+    report.update(records_by_type=count_by_type(records), to_write_by_type=count_by_type(changed))
     report["paths_written" if not args.dry_run else "paths_to_write"] = [str(kb.record_path(d["type"], d["id"])) for d in changed]
     if not args.dry_run and changed:
         # Records written afresh lose backfilled fields; derive them again (same evidence, same values).

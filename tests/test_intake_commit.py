@@ -30,6 +30,35 @@ def test_reimporting_identical_records_writes_nothing(parsed):
     assert sorted(unchanged) == sorted(first)
 
 
+def test_reimport_after_a_derivation_backfilled_the_records_writes_nothing(parsed):
+    """README: intake, then `derive interconnect-ids --write`, then the same intake again must be a no-op, not
+    'exists with different content' (exit 2) — and --update must not be needed, which would drop the backfill."""
+    from inferkb import derive
+
+    kb, records = parsed
+    first = commit(kb, records)
+    derive.run(kb, "interconnect-ids", write=True)
+    kb = inferkb.open(kb.root)
+    bench_keys = [k for k in first if k.startswith("benchmarks/")]
+    assert bench_keys and all(kb.records[k].data.get("interconnect_ids") for k in bench_keys)  # the derivation did fill them
+    unchanged: list[str] = []
+    assert commit(kb, records, unchanged=unchanged) == []
+    assert sorted(unchanged) == sorted(first)
+    assert all(kb.records[k].data.get("interconnect_ids") for k in bench_keys)
+
+
+def test_reimport_with_a_real_change_beside_a_backfill_still_needs_update(parsed):
+    from inferkb import derive
+
+    kb, records = parsed
+    commit(kb, records)
+    derive.run(kb, "interconnect-ids", write=True)
+    kb = inferkb.open(kb.root)
+    changed = [dict(r, name=r.get("name", "") + " (re-run)") if r["type"] == "benchmark" else r for r in records]
+    with pytest.raises(RecordExists, match="different content"):
+        commit(kb, changed)
+
+
 def test_interrupted_import_is_completed_by_running_it_again(parsed):
     kb, records = parsed
     written = commit(kb, records)

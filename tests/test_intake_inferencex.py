@@ -76,7 +76,18 @@ def test_disaggregated_count_is_prefill_plus_decode(powerx, rows):
 
 def test_disaggregated_per_gpu_rates_say_their_denominator(powerx):
     m = rec_of(powerx, "440856")["metrics"]
-    assert "per decode GPU" in m["output_tok_s"]["basis"] and "per prefill GPU" in m["prefill_tok_s"]["basis"]
+    assert "per decode GPU" in m["output_tok_s"]["basis"] and "per prefill GPU" in m["input_tok_s"]["basis"]
+
+
+def test_input_rate_is_input_tokens_over_the_run_not_a_prefill_phase_rate(powerx, rows):
+    """input_tput_per_gpu + output_tput_per_gpu = tput_per_gpu (1288.80 + 160.82 = 1449.62 in row 440994): input tokens
+    over the whole run, the registry's input_tok_s; it was stored as prefill_tok_s (a prefill-phase rate)."""
+    row = rows["440994"]["metrics"]
+    assert row["input_tput_per_gpu"] + row["output_tput_per_gpu"] == pytest.approx(row["tput_per_gpu"], rel=1e-9)
+    for r in powerx.records:
+        if r["type"] == "benchmark":
+            assert "prefill_tok_s" not in r["metrics"], r["id"]
+    assert rec_of(powerx, "440994")["metrics"]["input_tok_s"]["value"] == row["input_tput_per_gpu"]
 
 
 def test_latencies_are_converted_from_seconds_to_ms(powerx, rows):

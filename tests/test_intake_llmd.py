@@ -77,6 +77,24 @@ def test_headline_is_output_token_rate(kb):
     assert rec["conditions"]["num_prompts"] == 79
 
 
+def test_input_token_rate_is_input_tokens_over_the_run_not_a_prefill_rate(kb):
+    """inference_perf.v0_2.yaml: input_token_rate 1770.96 + output_token_rate 216.12 = total_token_rate 1987.09 tok/s, so
+    the input rate counts input tokens over the whole run (registry input_tok_s); it was stored as prefill_tok_s."""
+    rec = bench(run(kb, need(LLMD / "inference_perf.v0_2.yaml")))[0]
+    m = rec["metrics"]
+    assert "prefill_tok_s" not in m
+    assert m["input_tok_s"]["value_scope"] == "aggregate"
+    assert m["input_tok_s"]["stats"]["mean"] + m["output_tok_s"]["stats"]["mean"] == pytest.approx(m["total_tok_s"]["stats"]["mean"])
+
+
+def test_export_writes_the_input_token_rate_back(kb, tmp_path):
+    res = run(kb, need(LLMD / "inference_perf.v0_2.yaml"))
+    commit(kb, res.records, update=True)
+    doc = export_report(kb, bench(res)[0]["id"])
+    rate = doc["results"]["request_performance"]["aggregate"]["throughput"]["input_token_rate"]
+    assert rate["units"] == "tokens/s" and rate["mean"] == pytest.approx(1770.9616662668363)
+
+
 def test_unbounded_concurrency_is_a_gap_not_a_number(kb):
     rec = bench(run(kb, need(LLMD / "br_v0_2_1_example.yaml")))[0]
     assert rec["conditions"]["concurrency"] is None and ".inf" in rec["condition_gaps"]["concurrency"]["reason"]

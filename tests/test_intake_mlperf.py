@@ -184,6 +184,21 @@ def test_engine_version_is_the_token_after_the_engine_name(kb):
     assert match_engine("vLLM 0.22.0, PyTorch 2.10.0", engine_alias_index(kb))[1] == "0.22.0"
 
 
+def test_engine_version_joined_to_the_name_by_a_hyphen_drops_the_hyphen(kb):
+    """v5.1 MangoBoost rows state 'vllm-0.9.0.2.dev108+...'; the version was stored as '-0.9.0.2.dev108+...'."""
+    framework = "Mango LLMBoost AI Enterprise Platform, vllm-0.9.0.2.dev108+g71faa1880.d20250717.rocm641, ROCm 6.12.12"
+    assert match_engine(framework, engine_alias_index(kb))[:2] == ("vllm", "0.9.0.2.dev108+g71faa1880.d20250717.rocm641")
+
+
+def test_no_bundled_engine_version_starts_with_a_separator():
+    bad = sorted(
+        r.id
+        for r in inferkb.open().by_type("benchmark")
+        if str((r.data.get("conditions") or {}).get("engine_version") or "")[:1] in ("-", "_", "/")
+    )
+    assert bad == []
+
+
 # ---- bad input -------------------------------------------------------------------
 
 HEADER = ",".join(REQUIRED_COLUMNS)
@@ -381,3 +396,19 @@ def test_bundled_kb_holds_every_v61_llm_row():
         if (r.data.get("submission") or {}).get("round") == "v6.1" and (r.data.get("submission") or {}).get("suite") == "MLPerf Inference"
     ]
     assert len(got) == expected
+
+
+def test_import_mlperf_script_refuses_a_corpus_without_the_tables(tmp_path):
+    """Run from a clone whose ../shared is absent, the script used to skip all four tables and exit 0 ('0 records')."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "import_mlperf.py"), "--corpus", str(tmp_path / "no-corpus"), "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert str(tmp_path / "no-corpus" / "mlperf") in proc.stderr and "--corpus" in proc.stderr
+    assert proc.stdout == ""

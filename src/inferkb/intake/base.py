@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import plugins
-from ..errors import InputError, RecordExists, UsageError
+from ..errors import PROCESSING, InputError, RecordExists, RecordInvalid, UsageError
 from ..findings import Finding
+from ..jsonio import NotRegularFile, read_regular
 from ..schemas import object_keys
 from ..store import check_id
 
@@ -270,6 +271,34 @@ def stable_view(data: dict[str, Any]) -> str:
     return json.dumps(d, sort_keys=True, ensure_ascii=False)
 
 
+def without_backfills(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``old`` with the fields a derivation backfilled (provenance ``action: "backfill"``) and those provenance entries
+    set back to what ``new`` has.
+
+    So a record whose only difference from a fresh import of the same input is a
+    derivation's backfill (``derive interconnect-ids --write``, ``per-accelerator``)
+    compares equal under :func:`stable_view`, and the re-import is a no-op.
+    """
+    out = dict(old)
+    kept = []
+    for entry in old.get("provenance") or []:
+        if isinstance(entry, dict) and entry.get("action") == "backfill":
+            field = entry.get("field")
+            if not isinstance(field, str):
+                kept.append(entry)
+            elif field in new:
+                out[field] = new[field]
+            else:
+                out.pop(field, None)
+        else:
+            kept.append(entry)
+    if kept or "provenance" in new:
+        out["provenance"] = kept
+    else:
+        out.pop("provenance", None)
+    return out
+
+
 def commit(
     kb: KB,
     records: list[dict[str, Any]],
@@ -277,16 +306,25 @@ def commit(
     update: bool = False,
     on_diff: Callable[[dict, dict], None] | None = None,
     unchanged: list[str] | None = None,
+    dry_run: bool = False,
+    existing: list[str] | None = None,
 ) -> list[str]:
     """Write ``records`` through the store; returns the keys written.
 
     Every record is validated and checked against an existing file BEFORE any
     is written, so a bad batch writes nothing. A record identical to the one on
-    disk (ignoring import dates, see :func:`stable_view`) is skipped and its key
+    disk (ignoring import dates, see :func:`stable_view`, and what a derivation
+    backfilled since, see :func:`without_backfills`) is skipped and its key
     appended to ``unchanged`` — so re-running an interrupted import completes
     it. A different existing record needs ``update`` (``on_diff(old, new)`` is
     called for each). Raises :class:`RecordExists`, :class:`RecordInvalid` or
     :class:`UsageError`.
+
+    With ``dry_run`` nothing is written but every check of a write runs
+    (validation of the batch as if written, serialisation), raising what the
+    write would; returns the keys that would be written. A file that exists
+    with different content raises as on a write unless ``existing`` is given:
+    then its path is appended there and the preview goes on.
     """
     planned = []
     for data in records:
@@ -298,15 +336,18 @@ def commit(
         old = None
         if path.exists():
             old = kb.resolve(f"{kb.profile.types[rtype].dir}/{rid}")
-            if old is not None and stable_view(old.data) == stable_view(data):
+            if old is not None and stable_view(without_backfills(old.data, data)) == stable_view(data):
                 if unchanged is not None:
                     unchanged.append(old.key)
                 continue
-            if not update:
+            if not update and dry_run and existing is not None:
+                existing.append(str(path))  # a preview goes on (no diff shown); the write would refuse this file
+                old = None
+            elif not update:
                 raise RecordExists(
                     f"{path} exists with different content; refusing to overwrite (use --update to replace it and see the diff)"
                 )
-        planned.append((data, old.data if path.exists() and old is not None else None))
+        planned.append((data, old.data if old is not None else None))
 
     def validate_then_show(store, staged):
         from ..validate import validate_records
@@ -320,23 +361,60 @@ def commit(
 
     # One batch through the store: validated as if written (records may reference each other), all or nothing;
     # the diffs of replaced records are shown once the batch is known to be valid, before anything is written.
+    if dry_run:
+        return _check_batch(kb, [data for data, _ in planned], validate_then_show)
     written = kb.write_records([data for data, _ in planned], overwrite=update, check=validate_then_show)
     return [rec.key for rec in written]
 
 
+def _check_batch(kb: KB, records: list[dict[str, Any]], check: Callable) -> list[str]:
+    """What :meth:`inferkb.store.Store.write_records` checks before it writes, without writing: the dry run of :func:`commit`.
+
+    Raises :class:`UsageError` (bad id or type, a key twice), :class:`RecordInvalid`
+    (validation errors, the write's message) or ``ValueError``/``TypeError`` for a
+    record the store could not serialise (an importer bug, as on a write).
+    """
+    from ..jsonio import dumps_record
+    from ..store.writer import plan_record
+
+    staged, seen = [], set()
+    for data in records:
+        rec, _ = plan_record(kb, data)
+        if rec.key in seen:
+            raise UsageError(f"record {rec.key} appears twice in one write")
+        seen.add(rec.key)
+        staged.append(rec)
+    if staged:
+        with kb.index.staged(staged):
+            errors = [f for f in check(kb, staged) if f.severity == "error"]
+        if errors:
+            first = errors[0].record or staged[0].key
+            detail = "; ".join(f"{f.field or '-'}: {f.message}" for f in errors[:5])
+            raise RecordInvalid(f"record {first} is invalid and nothing was written: {detail}", errors)
+    for rec in staged:
+        dumps_record(rec.data).encode("utf-8")
+    return [rec.key for rec in staged]
+
+
 def read_input(path: Path, *, limit: int | None = None) -> bytes:
-    """Read an input file; raises :class:`InputError` naming the file when it is missing, a directory or empty."""
+    """Read an input file; raises :class:`InputError` naming the file when it is missing, a directory, not a
+    regular file (a FIFO would block forever), over ``limit`` bytes, or empty."""
+    PROCESSING.what = str(path)
     try:
         if path.is_dir():
             raise InputError("is a directory, expected a file", path=str(path))
         size = path.stat().st_size
         if limit is not None and size > limit:
             raise InputError(f"is {size / 1048576:.0f} MiB, over the {limit / 1048576:.0f} MiB limit for this format", path=str(path))
-        raw = path.read_bytes()
+        raw = read_regular(path, limit)
     except FileNotFoundError:
         raise InputError("no such file", path=str(path)) from None
     except PermissionError:
         raise InputError("permission denied", path=str(path)) from None
+    except NotRegularFile:
+        raise InputError("is not a regular file (a FIFO, socket or device); only regular files are read", path=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot be read: {exc.strerror or exc}", path=str(path)) from None
     if not raw.strip():
         raise InputError("file is empty", path=str(path))
     return raw

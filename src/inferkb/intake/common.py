@@ -101,6 +101,20 @@ KB1105 = register(
     )
 )
 
+KB1106 = register(
+    Rule(
+        "KB1106",
+        "intake-model-or-hardware-unstated",
+        "warning",
+        "intake",
+        "The input names no model, or no hardware, and no command-line option supplied it.",
+        "A measurement without its model or hardware cannot be compared with anything; the record keeps a condition_gaps "
+        "entry saying so, and the import says it at once so the user can pass --model / --hardware-raw / --accelerator.",
+        "a console log with a Namespace(model=...) line, imported with --hardware-raw 'NVIDIA H100 80GB HBM3'",
+        "a bare 'Serving Benchmark Result' block imported with no options",
+    )
+)
+
 _SLUG = re.compile(r"[^a-z0-9]+")
 # The benchmark schema's string-valued ``environment`` keys (``extra`` is the object for everything else).
 ENV_KEYS = object_keys("benchmark", "environment", accepts="string")
@@ -180,6 +194,32 @@ def number(value: Any, path: Path, field: str, *, positive: bool = False, nonneg
     if nonneg and x < 0:
         raise InputError(f"{value!r} is negative", path=str(path), field=field)
     return x
+
+
+def mapping(parent: Any, key: str, path: Path | str, where: str = "") -> dict[str, Any]:
+    """``parent[key]`` when it is an object (``{}`` when absent or null); :class:`InputError` naming the field otherwise.
+
+    For nested harness documents read with chained lookups: a value of the wrong
+    type (``requests: inf`` where an object of counts belongs) is bad input, not a crash.
+    """
+    value = parent.get(key) if isinstance(parent, dict) else None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        field = f"{where}.{key}" if where else key
+        raise InputError(f"expected an object, found {shown(value)}", path=str(path), field=field)
+    return value
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """``value``'s type and a repr cut to ``limit`` characters, for messages; safe for any size of int."""
+    kind = {"str": "a string", "list": "an array", "int": "a number", "float": "a number", "bool": "a boolean"}.get(
+        type(value).__name__, type(value).__name__
+    )
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 1000:
+        return f"{kind} of about {int(value.bit_length() * 0.30103)} digits"
+    text = repr(value)
+    return f"{kind} {text[:limit] + '...' if len(text) > limit else text}"
 
 
 def integer(value: Any) -> int | None:
@@ -373,6 +413,93 @@ def apply_hardware(
             )
 
 
+def identity_gaps(record: dict[str, Any], fmt: str, checked: list[str], findings: list, *, path: Path, where: str = "run") -> None:
+    """Record what the input leaves unknown about the run's identity (in place), with one KB1106 warning.
+
+    A record without ``model`` and ``model_id`` gets ``condition_gaps.model``;
+    one without ``accelerator_ids``, ``accelerator_alternates`` and
+    ``hardware_raw`` gets ``condition_gaps.accelerator_ids``; a null
+    ``accelerator_count`` gets ``condition_gaps.accelerator_count``. Existing
+    gap entries are kept. The warning names model and/or hardware.
+    """
+    gaps = record.setdefault("condition_gaps", {})
+    missing = []
+    if not record.get("model") and not record.get("model_id"):
+        gaps.setdefault(
+            "model",
+            {"reason": f"the {fmt} input does not name the model and no --model was given", "checked": checked, "recover": "pass --model"},
+        )
+        missing.append("model")
+    if not record.get("accelerator_ids") and not record.get("accelerator_alternates") and not record.get("hardware_raw"):
+        gaps.setdefault(
+            "accelerator_ids",
+            {
+                "reason": f"the {fmt} input does not name the hardware and no --hardware-raw/--accelerator was given",
+                "checked": checked,
+                "recover": "pass --hardware-raw (the nvidia-smi/rocm-smi name) or --accelerator",
+            },
+        )
+        missing.append("hardware")
+    if record.get("accelerator_count") is None:
+        gaps.setdefault(
+            "accelerator_count",
+            {"reason": f"the {fmt} input does not state how many accelerators ran", "checked": checked, "recover": "pass --count"},
+        )
+    if missing:
+        findings.append(
+            KB1106.finding(
+                f"{where}: the input names no {' and no '.join(missing)}; the record keeps a condition_gaps entry "
+                f"(pass {' / '.join('--model' if m == 'model' else '--hardware-raw or --accelerator' for m in missing)})",
+                record=f"benchmarks/{record['id']}",
+                path=str(path),
+                field="model" if missing[0] == "model" else "accelerator_ids",
+            )
+        )
+
+
+_STAT_SLOTS = {"50": "p50", "90": "p90", "95": "p95", "99": "p99", "99.9": "p999"}
+
+
+def distribution(
+    value: Any, path: Path, field: str, *, names: dict[str, str], percentiles: dict[str, str] | None = None, scale: float = 1.0
+) -> dict[str, Any]:
+    """A metric entry ``{"stats": {...}[, "percentiles": {...}]}`` from a harness's distribution object.
+
+    ``names`` maps the harness's keys to stats slots (``{"avg": "mean", "std": "stdev", "count": "n", ...}``);
+    ``percentiles`` maps its percentile keys to percentile numbers as text (``{"p001": "0.1", "p99": "99"}``):
+    those with a stats slot (50, 90, 95, 99, 99.9) go there, the rest under ``percentiles`` as ``p<N>``.
+    Every value is multiplied by ``scale`` except the count. Raises :class:`InputError` for a non-number.
+    """
+    if not isinstance(value, dict):
+        raise InputError(f"expected an object of statistics, found {type(value).__name__}", path=str(path), field=field)
+    stats: dict[str, Any] = {}
+    extra: dict[str, float] = {}
+    for key, slot in names.items():
+        if value.get(key) is None:
+            continue
+        if slot == "n":
+            count = integer(value[key])
+            if count is not None:
+                stats["n"] = count
+            continue
+        stats[slot] = number(value[key], path, f"{field}.{key}") * scale
+    for key, pct in (percentiles or {}).items():
+        raw = value.get(key)
+        if raw is None and isinstance(value.get("percentiles"), dict):
+            raw = value["percentiles"].get(key)
+        if raw is None:
+            continue
+        x = number(raw, path, f"{field}.{key}") * scale
+        if pct in _STAT_SLOTS:
+            stats.setdefault(_STAT_SLOTS[pct], x)
+        else:
+            extra[f"p{pct}"] = x
+    out: dict[str, Any] = {"stats": stats}
+    if extra:
+        out["percentiles"] = extra
+    return out
+
+
 def finish_batch(result: Any, extra: list[dict[str, Any]], bench: list[dict[str, Any]], options: Any, unit: str) -> Any:
     """Close an importer's batch: refuse ``--id`` for several records, make ids unique, collapse repeated findings.
 
@@ -389,6 +516,33 @@ def finish_batch(result: Any, extra: list[dict[str, Any]], bench: list[dict[str,
     result.records = extra + bench
     result.stats["imported"] = len(bench)
     return result
+
+
+def engine_unstated(result: Any, rec: dict[str, Any], path: Any, message: str) -> None:
+    """Add the KB1105 finding for a record whose input names no engine (``engine_id`` left null) to ``result``."""
+    result.findings.append(KB1105.finding(message, record=f"benchmarks/{rec['id']}", path=str(path), field="engine_id"))
+
+
+def one_record_per_json_file(paths: list, options: Any, kb: Any, fmt: str, build: Any) -> Any:
+    """The parse loop of an importer whose every input file is one JSON document giving one benchmark record.
+
+    ``build(doc, path, options, kb, sources, result) -> dict`` makes the record
+    (it may add findings to ``result``); source records resolved for each file
+    come before the benchmarks. Returns the ``IntakeResult``; raises
+    InputError (unreadable or non-JSON file, whatever ``build`` raises) or
+    UsageError (``--id`` with several files).
+    """
+    from .base import IntakeResult, read_input
+
+    result = IntakeResult(stats={"imported": 0, "skipped": {}})
+    extra: list[dict[str, Any]] = []
+    bench: list[dict[str, Any]] = []
+    for path in paths:
+        raw = read_input(path)
+        doc = load_json(path, raw)
+        sources = resolve_sources(kb, options, path, raw, fmt, extra)
+        bench.append(build(doc, path, options, kb, sources, result))
+    return finish_batch(result, extra, bench, options, "runs")
 
 
 def dedupe_findings(findings: list) -> list:

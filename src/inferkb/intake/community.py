@@ -8,7 +8,7 @@ checking the file's SHA-256 against it, runs the registered importer, and
 writes through :func:`inferkb.intake.base.commit`.
 
 Idempotent: a record equal to the one on disk, ignoring import dates and the
-fields a derivation backfilled afterwards (see :func:`without_backfills`), is
+fields a derivation backfilled afterwards (see :func:`inferkb.intake.base.without_backfills`), is
 left alone; a changed one is replaced (validated, atomic). After writing, the
 ``interconnect-ids`` derivation runs again so the backfilled fields come back
 with the same evidence.
@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, UsageError
-from .base import IntakeOptions, commit, stable_view, today
+from .base import IntakeOptions, commit, stable_view, today, without_backfills
+from .counts import count_by_type
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -36,18 +37,24 @@ SOURCE_FIELDS = ("id", "name", "url", "publisher", "kind", "published", "notes")
 
 @dataclass
 class SetReport:
-    """What one data set's import did: counts, timing, the importer's stats and findings (as dicts)."""
+    """What one data set's import did: counts, timing, the importer's stats and findings (as dicts).
+
+    ``written`` and ``unchanged`` count every record of the batch (the set's
+    source record too); ``built`` and ``written_by_type`` say of which types.
+    """
 
     name: str
     format: str
     files: int = 0
-    imported: int = 0
+    imported: int = 0  # benchmark records the importer made (its stats["imported"])
+    built: dict[str, int] = field(default_factory=dict)  # every record of the batch by type: the source too
     written: int = 0
     unchanged: int = 0
     seconds: float = 0.0
     stats: dict[str, Any] = field(default_factory=dict)
     findings: list[dict[str, Any]] = field(default_factory=list)
     wrote: list[str] = field(default_factory=list)  # KB-relative paths written (to write, in a dry run)
+    written_by_type: dict[str, int] = field(default_factory=dict)
 
 
 def load_manifest(path: Path = MANIFEST) -> list[dict[str, Any]]:
@@ -92,29 +99,6 @@ def read_sources_md(path: Path) -> dict[str, dict[str, str]]:
         }
     if header is None or "saved path" not in header:
         raise InputError("no table with a 'saved path' column", path=str(path))
-    return out
-
-
-def without_backfills(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """``old`` with every field a later ``backfill`` provenance entry wrote set back to ``new``'s, those entries dropped.
-
-    So a record whose only difference from a fresh import is a derivation's backfill compares equal.
-    """
-    out = dict(old)
-    kept = []
-    for entry in old.get("provenance") or []:
-        if isinstance(entry, dict) and entry.get("action") == "backfill":
-            fld = entry.get("field")
-            if fld in new:
-                out[fld] = new[fld]
-            else:
-                out.pop(fld, None)
-        else:
-            kept.append(entry)
-    if kept or "provenance" in new:
-        out["provenance"] = kept
-    else:
-        out.pop("provenance", None)
     return out
 
 
@@ -225,12 +209,14 @@ def import_community(kb: KB, corpus: Path, *, dry_run: bool = False, only: list[
                 format=spec["format"],
                 files=len(files),
                 imported=result.stats.get("imported", 0),
+                built=count_by_type(records),
                 written=len(changed),
                 unchanged=unchanged,
                 seconds=time.perf_counter() - started,
                 stats=result.stats,
                 findings=[f.to_dict() for f in result.findings],
                 wrote=wrote,
+                written_by_type=count_by_type(changed),
             )
         )
     if wrote_any:

@@ -15,7 +15,8 @@ imply (``avg_total_gpu_power_w / avg_power_w``); a contradiction leaves
 ``accelerator_count`` null with a KB1112 finding listing both (trap 1). In
 disaggregated rows ``input_tput_per_gpu`` is per prefill GPU and
 ``output_tput_per_gpu`` per decode GPU, which each metric's ``basis`` says
-(trap 2). Interactivity p90/p99 are reciprocals of TPOT percentiles and its
+(trap 2); ``input_tput_per_gpu`` is ``input_tok_s`` (input tokens over the run:
+input + output = ``tput_per_gpu``), not ``prefill_tok_s``. Interactivity p90/p99 are reciprocals of TPOT percentiles and its
 std is meaningless, so only mean and median are kept (trap 5).
 """
 
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..resolve import resolve
+from . import common as C
 from . import mlperf_maps as M
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
 from .common import KB1103, load_json, make_id, resolve_sources
@@ -47,12 +49,14 @@ def extract_rows(doc: Any, path: str) -> tuple[list[dict[str, Any]], dict[str, A
         return doc, {}
     if isinstance(doc, dict):
         if isinstance(doc.get("rows"), list):
-            return doc["rows"], doc.get("metadata") or {}
+            return doc["rows"], C.mapping(doc, "metadata", path)
         if isinstance(doc.get("sample_rows"), list):
             return doc["sample_rows"], {k: v for k, v in doc.items() if k != "sample_rows"}
         if isinstance(doc.get("diagnostic"), dict):
-            diag = doc["diagnostic"]
-            return list(diag.get("rows") or []), doc.get("strict") or {}
+            rows = doc["diagnostic"].get("rows")
+            if rows is not None and not isinstance(rows, list):
+                raise InputError(f"expected an array of rows, found {C.shown(rows)}", path=path, field="diagnostic.rows")
+            return list(rows or []), C.mapping(doc, "strict", path)
     found = ", ".join(list(doc)[:12]) if isinstance(doc, dict) else type(doc).__name__
     raise InputError(
         f"not an InferenceX API file: expected a list of rows or an object with 'rows', 'sample_rows' or 'diagnostic'; found {found}",
@@ -195,7 +199,8 @@ def build_record(
             "basis": f"output_tput_per_gpu, {out_basis}",
         }
     if _num(m.get("input_tput_per_gpu")) is not None:
-        metrics["prefill_tok_s"] = {
+        # Input tokens over the whole run (input + output = tput_per_gpu), not a prefill-phase rate.
+        metrics["input_tok_s"] = {
             "value": m["input_tput_per_gpu"],
             "unit": "tok/s",
             "value_scope": "per-device",

@@ -6,8 +6,17 @@ The form is sniffed from content, not the file name: ``[`` -> JSON array;
 quoted newline stays inside its field); lines starting ``|`` with a ``t/s``
 column -> Markdown, where stderr noise (``ggml_vulkan: ...``) and script
 banners are skipped and each table takes the ``build: <commit> (<number>)``
-line printed after it. Test labels ``pp512``, ``pp 512`` (2023 style),
+line printed after it, or a ``llama.cpp build <commit> (<number>)`` line
+printed before it. Test labels ``pp512``, ``pp 512`` (2023 style),
 ``tg128``, ``pp512+tg128`` and ``... @ d4096`` are all read.
+
+An *A/B table* (``scripts/compare-llama-bench.py`` and hand-made ones: a
+``test`` column, two or more ``t/s <arm>`` columns such as ``t/s master`` /
+``t/s PR`` or ``t/s b5606`` / ``t/s b6000``, and ``speedup`` columns) gives one
+record per row with one arm per ``t/s`` column, the first the baseline; the
+speed-up is computed from the arms (:mod:`inferkb.arms`) and the table's own
+column only cross-checked (KB1101 beyond its two-decimal rounding);
+``engine_version`` is a reasoned gap, since the arms are different builds.
 
 One benchmark record per test row (FORMATS.md 2):
 
@@ -90,7 +99,12 @@ CONFIG_FIELDS = (
 )
 _TEST = re.compile(r"^(?:pp\s*(\d+))?\s*(?:\+?\s*tg\s*(\d+))?\s*(?:@\s*d\s*(\d+))?$")
 _BUILD = re.compile(r"^build:\s*([0-9a-f]+)\s*\((\d+)\)\s*$")
-_DEVICE = re.compile(r"^ggml_\w+:\s*(?:\d+\s*=|Device\s+\d+:)\s*(.+?)(?:\s*\|.*|,\s*compute capability.*)?$")
+# The form some wrappers and older builds print before the table: "llama.cpp build 66906cd8 (5606)", "llama.cpp build: ...".
+_BUILD_HEADER = re.compile(r"^llama\.cpp\s+build:?\s*([0-9a-f]{6,40})\s*\((?:b)?(\d+)\)\s*$", re.I)
+# An A/B table (scripts/compare-llama-bench.py and hand-made ones): one "t/s <arm>" column per build, a "speedup" column.
+_AB_RATE = re.compile(r"^t/s\s*\(?\s*(.+?)\s*\)?$", re.I)
+_SPEEDUP = re.compile(r"^speed[- ]?up\b\s*(.*)$", re.I)
+_DEVICE = re.compile(r"^(?:ggml_\w+:\s*(?:\d+\s*=|Device\s+\d+:)|Device\s+\d+:)\s*(.+?)(?:\s*\|.*|,\s*compute capability.*)?$")
 
 
 def _flash_attn(value: Any) -> bool | str | None:
@@ -218,8 +232,10 @@ def _csv_rows(text: str, path: Path) -> list[dict[str, Any]]:
 def _md_rows(text: str, path: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     header: list[str] | None = None
+    ab: dict[str, Any] | None = None  # for an A/B header: {"rates": [(column, arm label)], "speedups": [(column, label)]}
     table: list[dict[str, Any]] = []
     devices: list[str] = []
+    header_build: tuple[str, int] | None = None
     for line in re.split(r"\r\n|\r|\n", text):
         stripped = line.strip()
         dev = _DEVICE.match(stripped)
@@ -230,37 +246,79 @@ def _md_rows(text: str, path: Path) -> list[dict[str, Any]]:
         if build:
             for row in table:
                 row["build_commit"], row["build_number"] = build.group(1), int(build.group(2))
-            table, devices = [], []
+            table, devices, header_build = [], [], None
+            continue
+        head = _BUILD_HEADER.match(stripped)
+        if head:
+            header_build = (head.group(1), int(head.group(2)))
+            table = []
             continue
         if not stripped.startswith("|"):
             header = None
             continue
         cells = [c.strip() for c in stripped.strip("|").split("|")]
-        if "t/s" in cells and "test" in cells:
-            header = cells
+        lowered = [c.lower() for c in cells]
+        if "t/s" in lowered and "test" in lowered:
+            header, ab = lowered, None
+            continue
+        rates = [(i, m.group(1)) for i, c in enumerate(cells) if (m := _AB_RATE.match(c)) and c.lower() != "t/s"]
+        if "test" in lowered and len(rates) >= 2:
+            header = lowered
+            ab = {"rates": rates, "speedups": [(i, _SPEEDUP.match(c).group(1)) for i, c in enumerate(cells) if _SPEEDUP.match(c)]}
             continue
         if header is None or all(set(c) <= set("-: ") for c in cells):
             continue
         if len(cells) != len(header):
             raise InputError(f"Markdown row has {len(cells)} cells but its header has {len(header)}: {stripped[:80]}", path=str(path))
         row = dict(zip(header, cells, strict=True))
-        mean, _, stdev = row["t/s"].partition("±")
-        try:
-            row["avg_ts"] = float(mean)
-            row["stddev_ts"] = float(stdev) if stdev.strip() else None
-        except ValueError:
-            raise InputError(f"t/s cell {row['t/s']!r} is not 'mean ± stddev'", path=str(path), field="t/s") from None
+        if ab is None:
+            mean, _, stdev = row["t/s"].partition("±")
+            try:
+                row["avg_ts"] = float(mean)
+                row["stddev_ts"] = float(stdev) if stdev.strip() else None
+            except ValueError:
+                raise InputError(f"t/s cell {row['t/s']!r} is not 'mean ± stddev'", path=str(path), field="t/s") from None
+        else:
+            row["_ab"] = [_ab_cell(cells[i], label, path) for i, label in ab["rates"]]
+            row["_speedups"] = [(label, _number_cell(cells[i], f"speedup {label}".strip(), path)) for i, label in ab["speedups"]]
+            row["avg_ts"] = row["_ab"][0]["mean"]
+            row["stddev_ts"] = row["_ab"][0].get("stdev")
         m = _TEST.match(row["test"])
         if not m or not (m.group(1) or m.group(2)):
             raise InputError(f"test label {row['test']!r} is not pp<N>, tg<N>, pp<N>+tg<M> or ... @ d<D>", path=str(path), field="test")
         row["n_prompt"], row["n_gen"] = int(m.group(1) or 0), int(m.group(2) or 0)
         row["n_depth"] = int(m.group(3) or 0)
         row["build_commit"], row["_devices"] = None, list(devices)
+        if header_build:
+            row["build_commit"], row["build_number"] = header_build
         table.append(row)
         rows.append(row)
     if not rows:
         raise InputError("Markdown table with a 't/s' column has no test rows", path=str(path))
     return rows
+
+
+def _number_cell(cell: str, what: str, path: Path) -> float | None:
+    """A numeric table cell (``1.06``, ``1.06x``); ``None`` for an empty or ``-`` cell; InputError otherwise."""
+    text = cell.strip().rstrip("x×").strip()
+    if text in ("", "-", "?", "n/a", "N/A"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"{what} cell {cell!r} is not a number", path=str(path), field=what) from None
+
+
+def _ab_cell(cell: str, label: str, path: Path) -> dict[str, Any]:
+    """One arm's ``t/s`` cell of an A/B table: ``{"label", "mean"[, "stdev"]}`` (``mean ± stddev`` or a bare mean)."""
+    mean, _, stdev = cell.partition("±")
+    value = _number_cell(mean, f"t/s {label}", path)
+    if value is None or value <= 0:
+        raise InputError(f"t/s {label} cell {cell!r} is not a positive rate", path=str(path), field=f"t/s {label}")
+    out: dict[str, Any] = {"label": label, "mean": value}
+    if stdev.strip():
+        out["stdev"] = _number_cell(stdev, f"t/s {label} stddev", path)
+    return out
 
 
 def _device_count(row: dict[str, Any], gpu: str) -> int | None:
@@ -422,6 +480,8 @@ def row_record(
         + (f"; KV cache prefilled with {depth} tokens before the test" if depth else "")
         + "."
     )
+    if row.get("_ab"):
+        _ab_arms(rec, row, label, config, index, path, result)
     env: dict[str, Any] = {}
     if options.env:
         C.attach_env(env, options.env)
@@ -431,6 +491,62 @@ def row_record(
     if environment:
         rec["environment"] = environment
     return rec
+
+
+def _ab_arms(
+    rec: dict[str, Any], row: dict[str, Any], label: str, config: dict[str, Any], index: int, path: Path, result: IntakeResult
+) -> None:
+    """An A/B table row as one arm per ``t/s <arm>`` column, the first column the baseline (in place).
+
+    Deltas are computed from the arms (:mod:`inferkb.arms`), never taken from
+    the table; its ``speedup`` cell is only cross-checked against arm / baseline
+    (the table prints two decimals, so a difference over 0.006 is KB1101).
+    """
+    arms = []
+    seen: set[str] = set()
+    for cell in row["_ab"]:
+        arm_id = C.slug(cell["label"]) or f"arm-{len(arms) + 1}"
+        while arm_id in seen:
+            arm_id += "-2"
+        seen.add(arm_id)
+        stats = {"mean": cell["mean"], "n": None}
+        if cell.get("stdev") is not None:
+            stats["stdev"] = cell["stdev"]
+        arms.append(
+            {
+                "id": arm_id,
+                "label": f"{label}, {cell['label']}",
+                "config": {**config, "build": cell["label"]},
+                "stats": stats,
+                "unit": "tok/s",
+            }
+        )
+    rec["arms"], rec["baseline_arm"] = arms, arms[0]["id"]
+    base = arms[0]["stats"]["mean"]
+    speedups = [v for _, v in row.get("_speedups") or [] if v is not None]
+    for arm, typed in zip(arms[1:], speedups, strict=False):
+        computed = arm["stats"]["mean"] / base
+        if abs(computed - typed) > 0.006:
+            result.findings.append(
+                C.KB1101.finding(
+                    f"row {index} ({label}): speedup column says {typed:g} but t/s {arm['id']} / t/s {arms[0]['id']} is {computed:.3f}",
+                    path=str(path),
+                    field="speedup",
+                    extra={"row": index, "file": typed, "recomputed": computed},
+                )
+            )
+    versions = [a["config"]["build"] for a in arms]
+    rec["conditions"]["engine_version"] = None
+    rec["condition_gaps"]["engine_version"] = {
+        "reason": f"an A/B table: each arm is a different build ({', '.join(versions)}); see arms[].config.build",
+        "checked": ["the llama-bench Markdown A/B table header"],
+    }
+    rec["name"] += f" ({' vs '.join(versions)})"
+    rec["methodology"] = (
+        f"llama-bench A/B table ({' vs '.join(versions)}), test {label}: one arm per 't/s' column, baseline = the first; "
+        "the table's speedup column is not stored (deltas are computed from the arms) but cross-checked; "
+        "each cell is a mean over repetitions, their number not shown."
+    )
 
 
 def _apply_sweep(

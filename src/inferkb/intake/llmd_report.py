@@ -24,14 +24,15 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from ..errors import InputError, UsageError
 from ..export import exporter
+from . import common as C
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, resolve_accelerator, today
 from .common import KB1105, load_json, make_id, resolve_sources, unique_ids
 from .common import engine_id as option_engine
 from .mlperf_maps import engine_alias_index, match_engine
+from .yamlsafe import MAX_BYTES as MAX_YAML_BYTES
+from .yamlsafe import load_yaml
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -48,7 +49,8 @@ LATENCY = {
 THROUGHPUT = {
     "output_token_rate": ("output_tok_s", "tok/s", "aggregate"),
     "total_token_rate": ("total_tok_s", "tok/s", "aggregate"),
-    "input_token_rate": ("prefill_tok_s", "tok/s", "aggregate"),
+    # input + output = total_token_rate: input tokens over the whole run, not a prefill-phase rate
+    "input_token_rate": ("input_tok_s", "tok/s", "aggregate"),
     "request_rate": ("request_throughput_rps", "req/s", "aggregate"),
 }
 FACTOR = {
@@ -84,19 +86,17 @@ def _jsonable(value: Any) -> Any:
 
 
 def load_reports(path: Path) -> list[dict[str, Any]]:
-    """Parse a report file (JSON strictly, else YAML safely) into a list of report dicts; :class:`InputError` otherwise."""
-    raw = read_input(path)
+    """Parse a report file (JSON strictly, else YAML with :func:`~inferkb.intake.yamlsafe.load_yaml`: bounded
+    aliases, JSON-compatible scalars) into a list of report dicts; :class:`InputError` otherwise."""
+    raw = read_input(path, limit=MAX_YAML_BYTES)
     if raw.lstrip()[:1] in (b"{", b"["):
         doc = load_json(path, raw)
     else:
         try:
-            doc = yaml.safe_load(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})", path=str(path)) from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-            raise InputError(f"not usable YAML: {getattr(exc, 'problem', None) or exc}{where}", path=str(path)) from None
+        doc = load_yaml(text, str(path))
     reports = doc if isinstance(doc, list) else [doc]
     for rep in reports:
         if not isinstance(rep, dict) or any(k not in rep for k in REPORT_KEYS):
@@ -114,7 +114,8 @@ def load_reports(path: Path) -> list[dict[str, Any]]:
 
 def convert_stats(block: dict[str, Any], unit: str, n: int | None) -> tuple[dict[str, Any], dict[str, float]]:
     """``(stats, percentiles)`` in ``unit`` from a BR Statistics object; :class:`ValueError` for an unknown unit."""
-    factor = FACTOR.get((block.get("units"), unit))
+    units = block.get("units")
+    factor = FACTOR.get((units, unit)) if isinstance(units, str) else None
     if factor is None:
         raise ValueError(f"units {block.get('units')!r} cannot be converted to {unit}")
     stats: dict[str, Any] = {}
@@ -132,7 +133,11 @@ def convert_stats(block: dict[str, Any], unit: str, n: int | None) -> tuple[dict
 
 
 def _engine_component(stack: Any) -> dict[str, Any] | None:
-    comps = [c for c in (stack or []) if isinstance(c, dict) and (c.get("standardized") or {}).get("kind") == "inference_engine"]
+    comps = [
+        c
+        for c in (stack or [])
+        if isinstance(c, dict) and isinstance(c.get("standardized"), dict) and c["standardized"].get("kind") == "inference_engine"
+    ]
     return comps[0]["standardized"] if comps else None
 
 
@@ -140,12 +145,14 @@ def build_record(
     kb: KB, rep: dict[str, Any], options: IntakeOptions, sources: list[str], path: str, result: IntakeResult, engines: list
 ) -> dict[str, Any]:
     """One benchmark record from one report (see the module docstring for the mapping)."""
-    agg = ((rep.get("results") or {}).get("request_performance") or {}).get("aggregate") or {}
-    requests = agg.get("requests") or {}
+    where = "results.request_performance"
+    agg = C.mapping(C.mapping(C.mapping(rep, "results", path), "request_performance", path, "results"), "aggregate", path, where)
+    where += ".aggregate"
+    requests = C.mapping(agg, "requests", path, where)
     n = requests.get("total") if isinstance(requests.get("total"), int) and requests.get("total") >= 1 else None
     metrics: dict[str, Any] = {}
     for group, table in (("latency", LATENCY), ("throughput", THROUGHPUT)):
-        for name, block in (agg.get(group) or {}).items():
+        for name, block in C.mapping(agg, group, path, where).items():
             if name not in table or not isinstance(block, dict):
                 continue
             metric, unit, scope = table[name]
@@ -166,12 +173,15 @@ def build_record(
             path=path,
             field="results.request_performance.aggregate.throughput",
         )
-    scen = rep.get("scenario") or {}
-    load = scen.get("load") or {}
-    std = load.get("standardized") or {}
-    eng = _engine_component(scen.get("stack")) or {}
-    acc = eng.get("accelerator") or {}
-    par = acc.get("parallelism") or {}
+    scen = C.mapping(rep, "scenario", path)
+    load = C.mapping(scen, "load", path, "scenario")
+    std = C.mapping(load, "standardized", path, "scenario.load")
+    stack = scen.get("stack")
+    if stack is not None and not isinstance(stack, list):
+        raise InputError(f"expected an array of stack components, found {C.shown(stack)}", path=path, field="scenario.stack")
+    eng = _engine_component(stack) or {}
+    acc = C.mapping(eng, "accelerator", path, "scenario.stack[].standardized")
+    par = C.mapping(acc, "parallelism", path, "scenario.stack[].standardized.accelerator")
     gaps: dict[str, Any] = {}
     stated: dict[str, Any] = {"num_prompts": n}
     conc = std.get("concurrency")
@@ -186,7 +196,7 @@ def build_record(
     if isinstance(rate, (int, float)) and not isinstance(rate, bool):
         stated["request_rate"] = "inf" if math.isinf(rate) else rate
     for key, cond in (("input_seq_len", "input_tokens"), ("output_seq_len", "output_tokens")):
-        seq = std.get(key) or {}
+        seq = C.mapping(std, key, path, "scenario.load.standardized")
         val = seq.get("value")
         if seq.get("distribution") == "fixed" and isinstance(val, (int, float)) and float(val).is_integer() and val >= 1:
             stated[cond] = int(val)
@@ -222,8 +232,8 @@ def build_record(
                 "does not say whether the count is per replica or in total",
                 "checked": ["scenario.stack[].standardized.accelerator.count", "replicas"],
             }
-    run = rep.get("run") or {}
-    time = run.get("time") or {}
+    run = C.mapping(rep, "run", path)
+    time = C.mapping(run, "time", path, "run")
     uid = str(run.get("uid") or "")
     sub = {
         "report_version": str(rep.get("version")),
@@ -244,13 +254,14 @@ def build_record(
         "failures": requests.get("failures"),
         "incomplete": requests.get("incomplete"),
     }
-    key = uid.strip("0-") and uid or (load.get("metadata") or {}).get("cfg_id") or "report"
+    key = uid.strip("0-") and uid or C.mapping(load, "metadata", path, "scenario.load").get("cfg_id") or "report"
     rid = options.record_id or make_id("llmd", str(key)[:16], f"stage{std.get('stage', 0)}", f"rate{rate}" if rate is not None else None)
     hm = metrics[head]
     return {
         "id": rid,
         "type": "benchmark",
-        "name": options.name or f"llm-d Benchmark Report: {run.get('description') or (eng.get('model') or {}).get('name') or rid}",
+        "name": options.name
+        or f"llm-d Benchmark Report: {run.get('description') or C.mapping(eng, 'model', path, 'scenario.stack[].standardized').get('name') or rid}",
         "status": "draft",
         "confidence": 0.7,
         "updated": today(),
@@ -261,7 +272,7 @@ def build_record(
         "accelerator_count": count,
         "accelerator_alternates": alts,
         "hardware_raw": raw,
-        "model": options.model or (eng.get("model") or {}).get("name"),
+        "model": options.model or C.mapping(eng, "model", path, "scenario.stack[].standardized").get("name"),
         "model_id": options.model_id,
         "metric": head,
         "value": hm["value"],
@@ -328,6 +339,7 @@ EXPORT = {
     "e2e_latency_ms": ("latency", "request_latency", "ms", 1.0),
     "output_tok_s": ("throughput", "output_token_rate", "tokens/s", 1.0),
     "total_tok_s": ("throughput", "total_token_rate", "tokens/s", 1.0),
+    "input_tok_s": ("throughput", "input_token_rate", "tokens/s", 1.0),
     "request_throughput_rps": ("throughput", "request_rate", "queries/s", 1.0),
 }
 _BACK = {v: k for k, v in STAT_SLOTS.items()}

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from . import common as C
 from . import dataset as D
-from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
+from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, register, today
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -47,6 +47,16 @@ SLOTS = {"p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
 CHECKED = ["the LLMPerf summary JSON", "the leaderboard README"]
 
 
+def _series_value(value: Any, path: Path, key: str) -> float:
+    """One ``results_*`` value as a finite float >= 0; LLMPerf writes some as numeric strings. InputError otherwise."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise InputError(f"expected a number, found {C.shown(value)}", path=str(path), field=key) from None
+    return C.number(value, path, key, nonneg=True)
+
+
 def series_stats(doc: dict[str, Any], name: str, scale: float, path: Path) -> tuple[dict[str, Any], dict[str, float]]:
     """``(stats, percentiles)`` of one ``results_<name>_*`` series, scaled (s -> ms)."""
     stats: dict[str, Any] = {}
@@ -55,7 +65,7 @@ def series_stats(doc: dict[str, Any], name: str, scale: float, path: Path) -> tu
         if not key.startswith(f"results_{name}_") or value is None:
             continue
         tail = key[len(f"results_{name}_") :]
-        x = C.number(float(value) if isinstance(value, str) else value, path, key, nonneg=True) * scale
+        x = _series_value(value, path, key) * scale
         if tail.startswith("quantiles_"):
             q = tail.removeprefix("quantiles_")
             if q in SLOTS:
@@ -80,8 +90,10 @@ def cross_check(summary: dict[str, Any], individual: Path, path: Path) -> list[s
         out.append(f"{len(ok)} successful requests in {individual.name}, summary says {summary.get('results_num_completed_requests')}")
     if ok:
         mean = math.fsum(r["ttft_s"] for r in ok) / len(ok)
-        if not C.close(mean, float(summary["results_ttft_s_mean"]), rel=1e-6):
-            out.append(f"mean ttft_s {mean:.6g} from {individual.name}, summary says {summary['results_ttft_s_mean']:.6g}")
+        stated = summary.get("results_ttft_s_mean")
+        stated = None if stated is None else _series_value(stated, path, "results_ttft_s_mean")
+        if stated is not None and not C.close(mean, stated, rel=1e-6):
+            out.append(f"mean ttft_s {mean:.6g} from {individual.name}, summary says {stated:.6g}")
     return out
 
 
@@ -214,12 +226,4 @@ class LLMPerf(Importer):
 
     def parse(self, paths: list[Path], options: IntakeOptions, kb: KB) -> IntakeResult:
         """One record per summary file; a per-request file beside it is cross-checked."""
-        result = IntakeResult(stats={"imported": 0, "skipped": {}})
-        extra: list[dict[str, Any]] = []
-        bench: list[dict[str, Any]] = []
-        for path in paths:
-            raw = read_input(path)
-            doc = C.load_json(path, raw)
-            sources = C.resolve_sources(kb, options, path, raw, FMT, extra)
-            bench.append(run_record(doc, path, options, kb, sources, result))
-        return C.finish_batch(result, extra, bench, options, "runs")
+        return C.one_record_per_json_file(paths, options, kb, FMT, run_record)

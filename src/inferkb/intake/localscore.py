@@ -24,6 +24,8 @@ quantization name (``Q4_K - Medium``) maps to a KB format when one exists.
 
 from __future__ import annotations
 
+import math
+import re
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,11 +80,53 @@ def read_db(path: Path) -> list[dict[str, Any]]:
                 path=str(path),
             )
         con.row_factory = sqlite3.Row
-        return [dict(r) for r in con.execute(QUERY)]
+        rows = [dict(r) for r in con.execute(QUERY)]
     except sqlite3.DatabaseError as exc:
         raise InputError(f"not a usable SQLite database: {exc}", path=str(path)) from None
     finally:
         con.close()
+    for row in rows:
+        _check_cells(row, path)
+    return rows
+
+
+# Columns of QUERY that hold numbers; every other column holds text. SQLite stores any value in any column,
+# so each cell's storage class is checked before a value reaches a record.
+NUMERIC = frozenset(
+    {
+        "test_id", "n_prompt", "n_gen", "avg_time_ms", "power_watts", "prompt_tps", "gen_tps", "prompt_tps_watt",
+        "gen_tps_watt", "vram_used_mb", "ttft_ms", "run_id", "performance_score", "memory_gb", "params", "ram_gb",
+    }
+)  # fmt: skip
+
+
+_ALIASES = dict(re.findall(r"(?:FROM|JOIN) (\w+) (\w+)", QUERY)[i][::-1] for i in range(len(TABLES)))
+# result column -> "table.column" it comes from, for messages
+SOURCE_COLUMN = {
+    (alias or col): f"{_ALIASES[t]}.{col}" for t, col, alias in re.findall(r"\b(\w+)\.(\w+)(?: AS (\w+))?", QUERY.split("FROM")[0])
+}
+
+
+def _check_cells(row: dict[str, Any], path: Path) -> None:
+    """Refuse (InputError naming the test result and column) a BLOB anywhere, text or a non-finite number in a
+    numeric column; a number in a text column becomes its text (in place)."""
+    where = f"test_results.id {row.get('test_id')!r}"
+    for name, value in list(row.items()):
+        if value is None:
+            continue
+        numeric, col = name in NUMERIC, SOURCE_COLUMN.get(name, name)
+        if isinstance(value, bytes):
+            raise InputError(
+                f"{where}: a BLOB of {len(value)} bytes; expected {'a number' if numeric else 'text'}",
+                path=str(path),
+                field=col,
+            )
+        if numeric and isinstance(value, str):
+            raise InputError(f"{where}: {C.shown(value)}; expected a number", path=str(path), field=col)
+        if numeric and not math.isfinite(value):
+            raise InputError(f"{where}: {value!r}; expected a finite number", path=str(path), field=col)
+        if not numeric and not isinstance(value, str):
+            row[name] = repr(value) if isinstance(value, float) else str(value)
 
 
 def _hardware(kb: KB, options: IntakeOptions, row: dict[str, Any]) -> tuple[list[str], list[str], dict[str, Any] | None]:

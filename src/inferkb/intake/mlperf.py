@@ -33,7 +33,7 @@ from ..errors import InputError
 from ..resolve import resolve
 from . import mlperf_maps as M
 from . import mlperf_rules
-from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, register, today
+from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
 from .common import KB1103
 from .table_rules import KB1111, KB1112, KB1113, KB1114, KB1115
 
@@ -539,16 +539,8 @@ class MLPerfImporter(Importer):
 
 
 def _head(path: Path) -> bytes:
-    try:
-        if path.is_dir():
-            raise InputError("is a directory, expected a file", path=str(path))
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except FileNotFoundError:
-        raise InputError("no such file", path=str(path)) from None
-    if not head.strip():
-        raise InputError("file is empty", path=str(path))
-    return head
+    """The first 4 KiB of ``path``, read through :func:`read_input` (missing, empty, directory, FIFO: InputError)."""
+    return read_input(path)[:4096]
 
 
 __all__ = [

@@ -18,11 +18,13 @@ one-decimal strings (``"99.9"``, ``"50.0"``).
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+from ..jsonio import MAX_INT_DIGITS
 from .base import IntakeOptions, IntakeResult, build_conditions, read_input, resolve_accelerator, today
 from .common import KB1103, engine_id, load_json, make_id, option_conditions, require_keys, resolve_sources
 from .mlperf_maps import SCENARIOS
@@ -39,14 +41,20 @@ _STAT_OF_PCT = {50.0: "p50", 90.0: "p90", 95.0: "p95", 99.0: "p99", 99.9: "p999"
 SUMMARY_KEYS = ("SUT name", "Scenario", "Mode", "Result is")
 
 
-def _value(text: str) -> int | float | str:
+_INT = re.compile(rf"-?\d{{1,{MAX_INT_DIGITS}}}")
+
+
+def _value(text: str, key: str, path: str) -> int | float | str:
+    """A summary value as int, finite float or (not a number) the text; InputError for a number no float can hold."""
     text = text.strip()
-    if re.fullmatch(r"-?\d+", text):
-        return int(text)
     try:
-        return float(text)
+        number: int | float = int(text) if _INT.fullmatch(text) else float(text)
     except ValueError:
         return text
+    if isinstance(number, float) and not math.isfinite(number):
+        shown = text if len(text) <= 24 else f"{text[:12]}... ({len(text)} characters)"
+        raise InputError(f"{shown} is not a finite number (at most {MAX_INT_DIGITS} digits)", path=path, field=key)
+    return number
 
 
 def parse_summary_text(text: str, *, path: str = "<summary>") -> dict[str, Any]:
@@ -77,7 +85,7 @@ def parse_summary_text(text: str, *, path: str = "<summary>") -> dict[str, Any]:
         if "satisfied" in key:
             constraints[key] = val.strip()
         elif key and key not in fields:
-            fields[key] = _value(val)
+            fields[key] = _value(val, key, path)
     if not fields and not sections:
         if "No errors encountered" in text or "No warnings encountered" in text:
             raise InputError(
@@ -291,7 +299,8 @@ def _ns_block(block: Any, n: int | None) -> dict[str, Any] | None:
         if isinstance(block.get(src), (int, float)):
             stats[dst] = block[src] / NS_PER_MS
     extra: dict[str, float] = {}
-    for key, val in (block.get("percentiles") or {}).items():
+    pcts = block.get("percentiles")
+    for key, val in pcts.items() if isinstance(pcts, dict) else ():  # not an object: no percentiles to read
         if isinstance(val, (int, float)):
             slot = _RS_PCT.get(key)
             if slot:

@@ -124,12 +124,14 @@ def match_engine(framework: str, index: list[tuple[re.Pattern, str]]) -> tuple[s
     """``(engine_id, version, note)`` for a framework string: an id only when exactly one engine is named.
 
     The version is the token right after the engine's name when it contains a
-    digit (``"vLLM 0.22.0"`` -> ``"0.22.0"``; ``"TensorRT-LLM feat/1.2-mlpinf"`` -> the branch as stated).
+    digit (``"vLLM 0.22.0"`` -> ``"0.22.0"``, ``"vllm-0.9.0"`` -> ``"0.9.0"``; ``"TensorRT-LLM feat/1.2-mlpinf"`` -> the
+    branch as stated).
     """
     found: dict[str, str | None] = {}
     for pat, eid in index:
         for m in pat.finditer(framework):
-            tail = re.match(r"\s*([^\s,;()]+)", framework[m.end() :])
+            # "vLLM 0.22.0" and "vllm-0.9.0.2.dev108+..." (v5.1 MangoBoost): the joining hyphen is not part of the version.
+            tail = re.match(r"\s*-?([^\s,;()]+)", framework[m.end() :])
             ver = tail.group(1) if tail and re.search(r"\d", tail.group(1)) else None
             if eid not in found or (found[eid] is None and ver):
                 found[eid] = ver

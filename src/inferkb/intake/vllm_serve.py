@@ -55,7 +55,12 @@ if TYPE_CHECKING:
 FMT = "vllm-serve"
 MARKERS = ("mean_ttft_ms", "output_throughput", "request_throughput", "completed")
 METRIC_NAMES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_latency_ms"}
-RATE_KEYS = {"output_throughput": "output_tok_s", "total_token_throughput": "total_tok_s", "request_throughput": "request_throughput_rps"}
+RATE_KEYS = {
+    "output_throughput": "output_tok_s",
+    "input_throughput": "input_tok_s",
+    "total_token_throughput": "total_tok_s",
+    "request_throughput": "request_throughput_rps",
+}
 _STAT_KEY = re.compile(r"^(mean|median|std|p(\d+(?:\.\d+)?))_([a-z0-9]+)_ms$")
 _STAT_SLOTS = {"50": "p50", "90": "p90", "95": "p95", "99": "p99", "99.9": "p999"}
 RELEVANT = (
@@ -183,7 +188,8 @@ def _same_length(doc: dict[str, Any], key: str) -> int | None:
 # ---- console text ---------------------------------------------------------
 
 _BLOCK_START = "Serving Benchmark Result"
-_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ()/.\-]*?)\s*:\s*(\S+)\s*$")
+# A result line is "<label>: <one token>"; the label holds no ':' so it ends at the first one (see _result_line).
+_LABEL = re.compile(r"[A-Za-z][A-Za-z0-9 ()/.\-]*")
 _CONSOLE_STAT = re.compile(r"^(Mean|Median|Std|P(\d+(?:\.\d+)?))\s+(TTFT|TPOT|ITL|E2EL)\s+\(ms\)$")
 _CONSOLE_KEYS = {
     "successful requests": "completed",
@@ -194,12 +200,61 @@ _CONSOLE_KEYS = {
     "request throughput (req/s)": "request_throughput",
     "request goodput (req/s)": "request_goodput",
     "output token throughput (tok/s)": "output_throughput",
+    "input token throughput (tok/s)": "input_throughput",
     "total token throughput (tok/s)": "total_token_throughput",
     "peak output token throughput (tok/s)": "max_output_tokens_per_s",
     "peak concurrent requests": "max_concurrent_requests",
     "maximum request concurrency": "max_concurrency",
 }
-_NS_PAIR = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"[^\"]*\"|[^,()]+)")
+_NS_KEY = re.compile(r"\w+")
+
+
+def _result_line(line: str) -> tuple[str, str] | None:
+    """``(label, value)`` of a ``Label (unit):   value`` line, else ``None``; linear in the line's length.
+
+    (A single regular expression with a lazy label beside ``\\s*`` took time
+    quadratic in a line of spaces: 0.6 s for one 20 KB line.)
+    """
+    label, colon, value = line.partition(":")
+    if not colon:
+        return None
+    label, value = label.strip(), value.strip()
+    if not value or not _LABEL.fullmatch(label) or any(c.isspace() for c in value):
+        return None
+    return label, value
+
+
+def _namespace_pairs(body: str) -> list[tuple[str, str]]:
+    """``key=value`` pairs of a ``Namespace(...)`` repr body, in one left-to-right pass.
+
+    A value is a quoted string (``'...'`` with backslash escapes, or
+    ``"..."``) or the text up to the next ``,`` or parenthesis; anything else
+    is skipped. Linear in ``len(body)`` (a regular expression scanned from
+    every position took quadratic time: 3.2 s on a 20 KB word).
+    """
+    pairs: list[tuple[str, str]] = []
+    i, n = 0, len(body)
+    while i < n:
+        m = _NS_KEY.match(body, i)
+        if m is None or m.end() >= n or body[m.end()] != "=":
+            i = (m.end() if m else i) + 1
+            continue
+        key, j = m.group(), m.end() + 1
+        if j < n and body[j] in "'\"":
+            quote, k = body[j], j + 1
+            while k < n and body[k] != quote:
+                k += 2 if quote == "'" and body[k] == "\\" else 1
+            if k < n:
+                pairs.append((key, body[j : k + 1]))
+                i = k + 1
+                continue
+        k = j
+        while k < n and body[k] not in ",()":
+            k += 1
+        if k > j:
+            pairs.append((key, body[j:k]))
+        i = k + 1
+    return pairs
 
 
 def _scalar(text: str) -> Any:
@@ -228,7 +283,7 @@ def parse_console(text: str, path: Path) -> list[dict[str, Any]]:
     current: dict[str, Any] | None = None
     for line in lines:
         if line.startswith("Namespace(") and line.rstrip().endswith(")"):
-            ns = {k: _scalar(v) for k, v in _NS_PAIR.findall(line[len("Namespace(") : -1])}
+            ns = {k: _scalar(v) for k, v in _namespace_pairs(line.rstrip()[len("Namespace(") : -1])}
             context = {"_namespace": ns}
             continue
         if current is None:
@@ -241,10 +296,10 @@ def parse_console(text: str, path: Path) -> list[dict[str, Any]]:
             runs.append(current)
             current = None
             continue
-        m = _LINE.match(line)
-        if not m:
+        parsed = _result_line(line)
+        if parsed is None:
             continue
-        label, raw_value = m.group(1).strip(), m.group(2)
+        label, raw_value = parsed
         stat = _CONSOLE_STAT.match(label)
         try:
             value: Any = float(raw_value)
@@ -268,12 +323,9 @@ def parse_console(text: str, path: Path) -> list[dict[str, Any]]:
     for run in runs:
         ctx = run.pop("_context")
         ns = ctx.get("_namespace", {})
-        doc: dict[str, Any] = {
-            "model_id": ns.get("model"),
-            "backend": ns.get("backend"),
-            "num_prompts": ns.get("num_prompts"),
-            "max_concurrency": ns.get("max_concurrency"),
-        }
+        doc: dict[str, Any] = {"model_id": ns.get("model"), "backend": ns.get("backend"), "num_prompts": ns.get("num_prompts")}
+        if "max_concurrency" in ns:  # only what the log states: an older Namespace has no max_concurrency at all
+            doc["max_concurrency"] = ns["max_concurrency"]
         rate = ctx.get("request_rate", ns.get("request_rate"))
         doc["request_rate"] = rate
         if isinstance(ns.get("dataset_name"), str):
@@ -371,13 +423,11 @@ def run_record(
     )
     rec["model"] = model
     if engine is None:
-        result.findings.append(
-            C.KB1105.finding(
-                f"{where}: backend {backend!r} does not say which engine served the requests; engine_id left null (pass --engine)",
-                record=f"benchmarks/{rec['id']}",
-                path=str(path),
-                field="engine_id",
-            )
+        C.engine_unstated(
+            result,
+            rec,
+            path,
+            f"{where}: backend {backend!r} does not say which engine served the requests; engine_id left null (pass --engine)",
         )
     C.apply_hardware(rec, kb, options, None, result.findings, path=path)
     stated = C.option_conditions(options)
@@ -403,6 +453,8 @@ def run_record(
         if cond in gaps and isinstance(doc.get(key), list) and doc[key]:
             gaps[cond]["reason"] = f"requests had different lengths ({key} varies); totals are in submission"
     rec["conditions"], rec["condition_gaps"] = conditions, gaps
+    if console:  # a console block carries no model or hardware unless its Namespace line (or an option) says so
+        C.identity_gaps(rec, FMT, checked, result.findings, path=path, where=where)
     rec["metrics"] = metrics
     submission: dict[str, Any] = {"harness": "vllm bench serve (console)" if console else "vllm bench serve --save-result"}
     if date:
