@@ -38,6 +38,16 @@ SHOTS = [
     ("roofline.png", "roofline/nvidia-b300.html", 960, 600, "chart"),
     ("search.png", "search.html", 960, 600, "search"),
     ("record-phone.png", "accelerators/nvidia-h100-sxm.html", 360, 640, None),
+    ("compare.png", "compare/llama-2-70b.html", 960, 640, "at:groups"),
+    ("history.png", "history/llama-2-70b.html", 960, 600, "at:h-1"),
+    (
+        "comparable.png",
+        "benchmarks/mlperf-v4-1-closed-hpe-hpe-cray-xd670-h100-sxm-80gbx8-trt-llama2-70b-99-offline.html",
+        960,
+        520,
+        "at:comparable",
+    ),
+    ("utilisation.png", "roofline/nvidia-h100-sxm.html", 960, 600, "at:utilisation-nvidia-h100-sxm"),
 ]
 
 
@@ -70,6 +80,11 @@ def main(argv: list[str] | None = None) -> int:
                 elif action == "chart":
                     page.wait_for_selector(".vega[data-rendered]")
                     page.locator("figure.chart").scroll_into_view_if_needed()
+                elif action and action.startswith("at:"):
+                    # Every chart of the page drawn, then the named part scrolled to the top.
+                    n = page.locator("figure.chart").count()
+                    page.wait_for_function(f"() => document.querySelectorAll('.vega[data-rendered]').length >= {n}", timeout=30_000)
+                    page.evaluate("id => document.getElementById(id).scrollIntoView()", action[3:])
                 elif action == "search":
                     page.fill(".pagefind-ui__search-input", "speculative decoding")
                     page.wait_for_selector(".pagefind-ui__result", timeout=15_000)

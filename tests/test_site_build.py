@@ -350,9 +350,11 @@ def test_bundled_kb_docs_cite_existing_records():
 
 
 def test_registered_extra_page_is_built_linked_and_escaped(tmp_path, monkeypatch):
+    from inferkb import plugins
     from inferkb.site import extra
 
-    monkeypatch.setattr(extra, "PAGES", {})
+    # A registry holding only this test's page (the built-in analysis pages are tested on their own).
+    monkeypatch.setattr(plugins, "SITE_PAGES", plugins.ExtensionPoint("site_pages", ()))
 
     @extra.page("compare", "compare")
     def build(ctx):

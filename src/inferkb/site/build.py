@@ -25,11 +25,13 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .. import __version__
 from ..errors import UsageError
+from . import analysis_charts as AC
 from . import charts as CH
 from . import views as V
 from .bundle import vega_bundle
 from .data import BANNERS, STATUS_ORDER, SiteData, today
 from .markdown import render_docs
+from .roofline_measured import measured_utilisation, utilisation_points
 from .roofline_page import roofline_data
 from .search import run_pagefind, search_text
 
@@ -48,6 +50,8 @@ CSP = (
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'"
 )
 MAX_BACKREFS = 100
+# Rows of a filterable table drawn at once; the page arrives with the rest hidden (site.js pages through them).
+PAGE_ROWS = 500
 GAP_LIST_LIMIT = 300
 
 
@@ -119,10 +123,10 @@ class _Builder:
         self.nav_types = types
         from . import extra
 
-        for slug in extra.PAGES:
-            if slug in {t.dir for t in types} or f"{slug}.html" in RESERVED:
-                raise UsageError(f"extra page {slug!r} collides with a page or type directory of the site")
-        self.extra_pages = list(extra.PAGES.values())
+        self.extra_pages = extra.pages()
+        for x in self.extra_pages:
+            if x.slug in {t.dir for t in types} or x.slug in RESERVED or f"{x.slug}.html" in RESERVED:
+                raise UsageError(f"extra page {x.slug!r} collides with a page or type directory of the site")
         self.staging = tmp.with_name(tmp.name + ".search")
         self.stub_template = self.env.get_template("search_stub.html")
         self.computed = {"lacks": self.site.lacking}
@@ -184,6 +188,7 @@ class _Builder:
             "lc_present": sum(1 for c in lc if c["status"] == "present"),
             "conditions": site.conditions(rec) if rec.type == "benchmark" else [],
             "arms": site.arms(rec),
+            "comparable": self._comparable(rec) if rec.type == "benchmark" else None,
             "current": rec.dir,
             "index_body": True,
         }
@@ -194,6 +199,38 @@ class _Builder:
                 title=ctx["title"], type=rec.type, key=rec.key, status=status, facets=ctx["facets"], text=search_text(rec.data)
             )
             _write(self.staging / rec.dir / f"{rec.id}.html", stub)
+
+    def _comparable(self, rec: Record) -> dict[str, Any] | None:
+        """The record's strict comparability class (:mod:`inferkb.site.comparable`) as plain values for the template."""
+        from .comparable import CONDITION_LABELS, LENSES, MAX_LISTED, comparisons
+
+        pl = comparisons(self.kb).placement(rec)
+        if pl is None:
+            return None
+        linker, kb = self.site.linker, self.kb
+
+        def links(ids: list[str]) -> list[dict[str, Any]]:
+            out = []
+            for i in ids:
+                target = kb.resolve(i, "benchmark")
+                out.append({"text": self.site.title(target) if target else i, "href": linker.record_href(target) if target else None})
+            return out
+
+        has_compare = any(x.slug == "compare" for x in self.extra_pages)
+        return {
+            "status": pl.status,
+            "class_id": pl.class_id,
+            "others": links(pl.others[:MAX_LISTED]),
+            "others_total": len(pl.others),
+            "folded": links(pl.folded),
+            "missing": [{"label": CONDITION_LABELS.get(m, m), "why": why} for m, why in pl.missing],
+            "reason": pl.reason,
+            "nearest": [{"label": CONDITION_LABELS.get(c, c), "links": links(ids), "total": n} for c, ids, n in pl.nearest],
+            "model": pl.group.name,
+            "class_href": pl.href if has_compare else None,
+            "model_href": pl.group.href(LENSES[0]) if has_compare else None,
+            "hw_href": pl.group.href(LENSES[1]) if has_compare else None,
+        }
 
     def _backref_groups(self, rec: Record, backrefs: list) -> list[dict[str, Any]]:
         """Back-references counted by (type, field), each with a link to that type's table filtered to this record when a facet allows."""
@@ -261,6 +298,8 @@ class _Builder:
             facets=offered,
             charts=charts,
             current=spec_dir,
+            page_rows=PAGE_ROWS,
+            prehidden=bool(offered) and len(rows) > PAGE_ROWS,
         )
 
     def _facet_labels(self, facet: V.Facet, counts: dict[str, int]) -> dict[str, str]:
@@ -326,17 +365,44 @@ class _Builder:
 
     def roofline(self) -> None:
         data = roofline_data(self.site)
+        measured = measured_utilisation(self.site)
+        by_id = {acc["id"]: acc for acc in data["accelerators"]}
+        for aid in sorted(set(measured) - set(by_id)):
+            if measured[aid]["placed"] or measured[aid]["ceilings"]:
+                rec = self.kb.resolve(aid, "accelerator")
+                if rec is not None:
+                    by_id[aid] = {
+                        "id": aid,
+                        "name": self.site.title(rec),
+                        "href": self.site.linker.record_href(rec),
+                        "bandwidth_gbps": rec.data.get("memory_bandwidth_gbps"),
+                        "points": [],
+                        "ceilings": [],
+                    }
+        data["accelerators"] = [by_id[k] for k in sorted(by_id)]
         for acc in data["accelerators"]:
             mfus = [p["mfu"] for p in acc["points"] if p["mfu"] is not None]
             acc["max_mfu"] = max(mfus) if mfus else None
             chart = CH.roofline_chart(acc)
             acc["chart"] = self.charted([chart])[0] if chart else None
+            m = measured.get(acc["id"], {"placed": [], "ceilings": [], "skipped": {}})
+            acc["analysis"] = m
+            acc["placed_count"] = len(m["placed"])
+            uchart = AC.utilisation_dots(
+                f"utilisation-{acc['id']}",
+                f"{acc['name']}: measured utilisation (MBU / MFU)",
+                f"Each dot is one benchmark record on {acc['name']}, placed by the analysis roofline with its own device count: "
+                "MBU for per-request or per-user decode rates (weights only), MFU for throughput (headline tokens only); "
+                "both are lower bounds.",
+                utilisation_points(m["placed"]),
+            )
+            acc["utilisation_chart"] = self.charted([uchart])[0] if uchart else None
             self.render(
                 "roofline_acc.html",
                 f"roofline/{acc['id']}.html",
                 title=f"Roofline: {acc['name']}",
                 acc=acc,
-                charts=bool(acc["chart"]),
+                charts=bool(acc["chart"] or acc["utilisation_chart"]),
                 current="roofline",
             )
         self.render(
@@ -355,10 +421,20 @@ class _Builder:
         for spec in self.extra_pages:
 
             def write(ctx: PageContext, slug: str = spec.slug) -> None:
-                charts = self.charted([s.chart for s in ctx.sections if s.chart])
-                self.render("analysis_page.html", f"{slug}.html", title=ctx.title, page=ctx, charts=charts, current=slug)
+                charts = self.charted([c for s in ctx.sections for c in s.charts])
+                long = any(sec.facet_options and len(sec.rows) > PAGE_ROWS for sec in ctx.sections)
+                self.render(
+                    "analysis_page.html",
+                    f"{ctx.slug}.html",
+                    title=ctx.title,
+                    page=ctx,
+                    charts=charts,
+                    current=slug,
+                    page_rows=PAGE_ROWS,
+                    prehidden=long,
+                )
 
-            ctx = PageContext(self.site, spec.slug, spec.nav, _render=write)
+            ctx = PageContext(self.site, spec.slug, spec.nav, nav=spec.nav, _render=write)
             spec.build(ctx)
             ctx.render()
 

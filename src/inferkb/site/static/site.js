@@ -45,11 +45,12 @@
     }
   }
 
-  // Rows drawn at once: a table of thousands re-lays out slowly; the rest are one click away.
-  const PAGE_ROWS = 500;
+  // Rows drawn at once: a table of thousands re-lays out slowly; the rest are one click away. The page arrives
+  // with the rows after the first page already hidden (data-page-rows), so the browser never lays them out.
   for (const form of document.querySelectorAll("form.filters")) {
     const table = document.getElementById(form.getAttribute("data-table"));
     if (!table) continue;
+    const PAGE_ROWS = parseInt(table.getAttribute("data-page-rows"), 10) || 500;
     const counter = document.querySelector('[data-count-for="' + table.id + '"]');
     const more = document.querySelector('[data-more-for="' + table.id + '"]');
     const selects = Array.from(form.querySelectorAll("select[data-facet]"));
@@ -102,6 +103,16 @@
     form.addEventListener("reset", function () { window.setTimeout(function () { limit = PAGE_ROWS; apply(); }, 0); });
     form.addEventListener("submit", function (e) { e.preventDefault(); });
     apply();
+  }
+
+  // Navigation pickers ("another model"): the button opens the picked page; choosing alone never navigates,
+  // so moving through the options with the keyboard stays on this page.
+  for (const form of document.querySelectorAll("form.picker[data-nav]")) {
+    const select = form.querySelector("select");
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      if (select && select.value) window.location.assign(select.value);
+    });
   }
 
   const ui = document.querySelector("[data-search-ui]");
