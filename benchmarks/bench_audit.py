@@ -40,6 +40,7 @@ from bench_validate import (  # noqa: E402
     parse_sizes,
     resolve_mode,
     table,
+    use_load_cache,
 )
 
 # Targets from issue #3 ("Speed"): all audits on 4,000 records <= 2 s, on 100,000 <= 60 s.
@@ -101,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-per-audit", action="store_true")
+    ap.add_argument("--load-cache", action="store_true", help="warm runs: the load cache on (off by default: cold runs)")
     args = ap.parse_args(argv)
+    use_load_cache(args.load_cache)
     mode = resolve_mode(args.mode)
     print(
         f"mode: {mode} ({' '.join(audit_cmd(mode, args.command, Path('DIR'))[1:])}); runs: {args.runs}; "

@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/bench_validate.py [--sizes 150,4000,20000,100000] [--runs 5]
-                                        [--mode auto|cli|api] [--cache DIR] [--no-floor]
+                                        [--mode auto|cli|api] [--cache DIR] [--no-floor] [--load-cache]
 
 For each size a KB is generated once with ``synth_kb.generate`` (cached under
 ``--cache``) and then validated ``--runs`` times in a fresh Python process,
@@ -11,7 +11,8 @@ exactly as a user runs it: ``python -m inferkb validate --kb DIR --format json``
 (``--mode cli``) or ``python -c "import inferkb; inferkb.open(DIR).validate()"``
 (``--mode api``; ``auto`` picks the CLI when ``python -m inferkb --help``
 works). One untimed warm-up run comes first so every timed run sees the files
-in the page cache. Peak RSS is the child's own ``ru_maxrss`` from ``os.wait4``.
+in the page cache. The load cache (``inferkb.store.cache``) is off unless
+``--load-cache`` (then the warm-up run fills it and the timed runs are warm). Peak RSS is the child's own ``ru_maxrss`` from ``os.wait4``.
 
 The *floor* is a separate process that only reads every file, parses it with
 orjson and calls a compiled jsonschema-rs validator's ``is_valid`` on it: what
@@ -82,11 +83,36 @@ class Timing:
         return max(self.rss_mb)
 
 
+# Where timed children keep the load cache (inferkb.store.cache): None = caching off (INFERKB_NO_CACHE=1), so every
+# run reads and checks every file (cold); a folder (--load-cache) = warm runs, the warm-up run filling it.
+LOAD_CACHE: Path | None = None
+# ... and in this process (the in-process timings of every benchmark that imports this module) it is off too.
+os.environ.setdefault("INFERKB_NO_CACHE", "1")
+
+
 def child_env() -> dict[str, str]:
-    """Environment for the timed child: this checkout's ``src`` first on PYTHONPATH (no install needed)."""
+    """Environment for the timed child: this checkout's ``src`` first on PYTHONPATH (no install needed), and the
+    load cache off, or in :data:`LOAD_CACHE`."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH", "")]))
+    if LOAD_CACHE is None:
+        env["INFERKB_NO_CACHE"] = "1"
+    else:
+        env.pop("INFERKB_NO_CACHE", None)
+        env["INFERKB_CACHE_DIR"] = str(LOAD_CACHE)
     return env
+
+
+def use_load_cache(on: bool) -> None:
+    """``--load-cache``: time warm runs, with the load cache in a fresh temporary folder (removed at exit)."""
+    global LOAD_CACHE
+    if on:
+        import atexit
+        import shutil
+        import tempfile
+
+        LOAD_CACHE = Path(tempfile.mkdtemp(prefix="inferkb-bench-load-cache-"))
+        atexit.register(shutil.rmtree, LOAD_CACHE, True)
 
 
 def run_once(cmd: list[str]) -> tuple[float, float, float, int]:
@@ -217,11 +243,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where generated KBs are kept")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-floor", action="store_true", help="skip the read+orjson+is_valid floor")
+    ap.add_argument("--load-cache", action="store_true", help="warm runs: the load cache on (off by default: cold runs)")
     args = ap.parse_args(argv)
+    use_load_cache(args.load_cache)
     mode = resolve_mode(args.mode)
     print(
         f"mode: {mode} ({' '.join(validate_cmd(mode, Path('DIR'))[1:])}); runs: {args.runs}; "
-        f"python {sys.version.split()[0]}; {os.cpu_count()} cpus; load average {os.getloadavg()[0]:.2f}",
+        f"python {sys.version.split()[0]}; {os.cpu_count()} cpus; load average {os.getloadavg()[0]:.2f}; "
+        f"load cache {'on (warm runs)' if LOAD_CACHE else 'off (cold runs)'}",
         file=sys.stderr,
     )
     print(startup_baseline(args.runs))

@@ -44,6 +44,21 @@ def _query_catalogue_in_tmp(tmp_path_factory):
         os.environ["INFERKB_CACHE_DIR"] = old
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _load_cache_off():
+    """The load cache (inferkb.store.cache) is off in every test but its own (they clear the variable): a test sees
+    what the files say, and the CLI processes the tests start inherit the setting."""
+    import os
+
+    old = os.environ.get("INFERKB_NO_CACHE")
+    os.environ["INFERKB_NO_CACHE"] = "1"
+    yield
+    if old is None:
+        os.environ.pop("INFERKB_NO_CACHE", None)
+    else:
+        os.environ["INFERKB_NO_CACHE"] = old
+
+
 @pytest.fixture
 def research_kb() -> Path:
     """Path of the real inference-research corpus sample (skips when ../shared is absent)."""
@@ -142,4 +157,26 @@ def hostile_kb(root: Path) -> Path:
     for d in ("accelerators", "benchmarks", "models", "quantization", "interconnect"):
         (root / "data" / d).mkdir(parents=True, exist_ok=True)
     write_kb(root, files, schemas=False)
+    return root
+
+
+SITE_ANALYSIS = REPO / "tests" / "data" / "site_analysis" / "benchmarks.json"
+
+
+def analysis_kb(root: Path) -> Path:
+    """A KB with the bundled schemas and every bundled record except benchmarks, plus the hand-written
+    benchmarks of ``tests/data/site_analysis/benchmarks.json`` (each its ``base`` updated with its own fields)."""
+    shutil.copytree(BUNDLED / "schemas", root / "schemas")
+    for name in ("kb.toml", "metrics.json"):
+        shutil.copy2(BUNDLED / name, root / name)
+    for d in (BUNDLED / "data").iterdir():
+        if d.is_dir() and d.name != "benchmarks":
+            shutil.copytree(d, root / "data" / d.name)
+    spec = json.loads(SITE_ANALYSIS.read_text(encoding="utf-8"))
+    (root / "data" / "sources" / f"{spec['source']['id']}.json").write_text(json.dumps(spec["source"], indent=2) + "\n", encoding="utf-8")
+    bench = root / "data" / "benchmarks"
+    bench.mkdir(parents=True)
+    for fields in spec["records"]:
+        record = {**json.loads(json.dumps(spec["base"])), **fields}
+        (bench / f"{record['id']}.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return root

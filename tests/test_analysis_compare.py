@@ -135,3 +135,19 @@ def test_ambiguous_hardware_is_not_comparable(tmp_path):
     kb = inferkb.open(make_kb(tmp_path, [bench("a", 1.0, accelerator_alternates=["acc2"]), bench("b", 2.0)]))
     res = compare(kb, model="m70")
     assert [(n.id, n.missing) for n in res.not_comparable] == [("a", ["hardware"])]
+
+
+def test_mixed_hardware_systems_get_no_per_accelerator_figure_and_are_not_ranked():
+    # MLPerf v5.1 MangoBoost: 32 x MI300X + 16 x MI325X in one system. Dividing its 169,197 tok/s by 48
+    # would average two parts; the per-accelerator derivation refuses that, and so must compare.
+    from inferkb.analysis.common import per_accelerator
+
+    kb = inferkb.open()
+    rid = "mlperf-v5-1-closed-mangoboost-32xmi300x-2xepyc-9534-16xmi325x-2xepyc-9655-llama2-70b-99-9-offline"
+    rec = kb.records[f"benchmarks/{rid}"] if f"benchmarks/{rid}" in kb.records else kb.resolve(rid, "benchmark")
+    pa, why = per_accelerator(rec.data)
+    assert pa is None and "mixed hardware (amd-instinct-mi300x + amd-instinct-mi325x)" in why
+    res = compare(kb, model="llama-2-70b", scenario="offline", per_accelerator_basis=True)
+    ranked = {r.id for c in res.classes for r in c.rows}
+    assert rid not in ranked
+    assert any(n.id == rid and "mixed hardware" in n.reason for n in res.not_comparable)

@@ -82,6 +82,16 @@ def test_cost_per_module_supply_price_gb200(kb):
     assert r.usd_per_million_output == pytest.approx(0.164480, abs=1e-6)
 
 
+def test_cost_says_when_the_supply_price_has_no_date(kb):
+    """supply/aws-p5-48xlarge-on-demand states $98.32/h with price_date null; cloud prices move, so the answer must say so."""
+    b = "mlperf-v5-1-closed-cisco-hgx-h100-h100-sxm-80gbx32-trt-llama2-70b-99-9-offline"
+    undated = cost(kb, b, price_from_supply(kb, "aws-p5-48xlarge-on-demand"))
+    assert any("price date not stated" in a for a in undated.assumptions)
+    dated = cost(kb, b, price_from_supply(kb, "lambda-h100-sxm-on-demand-2026-05"))
+    assert any("price dated 2026-05-07" in a for a in dated.assumptions)
+    assert not any("price date not stated" in a for a in dated.assumptions)
+
+
 def test_cost_total_tokens_from_fixed_lengths(tmp_path):
     # 1,000 output tok/s at ISL 3,000 / OSL 1,000: total = 4,000 tok/s.  $8/h over 3.6e6 output tokens = $2.2222 per 1M output,
     # $0.5556 per 1M total.
@@ -129,3 +139,27 @@ def test_mla_latent_is_read_on_every_tensor_parallel_rank(kb):
     assert r.step_bytes == 39_302_672_896
     assert r.decode_per_request_tok_s == pytest.approx(1628.39, abs=0.01)
     assert any("mixture of experts" in a for a in r.assumptions)
+
+
+def test_roofline_says_when_the_weights_do_not_fit():
+    # Bundled records: Llama-3.3-70B has 70.55e9 parameters; H100 SXM 80 GB, fit's usable share 0.9 -> 72 GB.
+    # bf16 on one device needs 70.55e9 x 2 B = 141.1 GB > 72 GB; fp8 over eight needs 70.55e9 / 8 = 8.8 GB.
+    bundled = inferkb.open()
+    one = roofline(bundled, "llama-3-3-70b", "nvidia-h100-sxm", count=1, fmt="bf16")
+    assert one.fits_in_memory is False
+    assert "141.1 GB" in one.memory_note and "72.0 GB usable" in one.memory_note
+    eight = roofline(bundled, "llama-3-3-70b", "nvidia-h100-sxm", count=8, fmt="fp8-e4m3")
+    assert eight.fits_in_memory is True and "8.8 GB per device" in eight.memory_note
+    # Apple M4 states no vram_gb (unified memory): the fit is not guessed, and the note names the field.
+    m4 = roofline(bundled, "llama-2-70b", "apple-m4", fmt="bf16")
+    assert m4.fits_in_memory is None and "vram_gb" in m4.memory_note
+
+
+def test_roofline_cli_prints_the_memory_warning_first():
+    import subprocess
+    import sys
+
+    args = ["roofline", "--model", "llama-3-3-70b", "--accelerator", "nvidia-h100-sxm", "--weights", "bf16"]
+    proc = subprocess.run([sys.executable, "-m", "inferkb", *args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1].startswith("warning: does not fit in memory: 141.1 GB"), proc.stdout

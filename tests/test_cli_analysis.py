@@ -66,6 +66,15 @@ def test_cost_needs_a_price_basis_and_exits_2():
     assert proc.returncode == 2 and "without a basis is refused" in proc.stderr
 
 
+def test_cost_refuses_devices_per_instance_beside_a_per_device_price():
+    """`--price-basis per-device --devices-per-instance 8` priced 32 devices at $3 each and dropped the 8 without a word:
+    the two options contradict each other, which is a usage error (exit 2), not a guess."""
+    proc = run("cost", "--benchmark", AMD, "--price-per-hour", "3", "--price-basis", "per-device", "--devices-per-instance", "8")
+    assert proc.returncode == 2 and "--devices-per-instance" in proc.stderr and proc.stdout == ""
+    proc = run("cost", "--benchmark", AMD, "--supply", "vultr-mi300x-2026-05", "--devices-per-instance", "8", "--allow-other-hardware")
+    assert proc.returncode == 2 and "--devices-per-instance" in proc.stderr
+
+
 def test_cost_with_supply_prints_formula_and_assumptions():
     proc = run(
         "cost",
@@ -164,3 +173,11 @@ def test_pareto_and_history_modes_print_json(tmp_path):
     assert hist["lines"] == [] and hist["without_series"] == 3
     bad = run("compare", "--kb", root, "--pareto", "no_such_metric")
     assert bad.returncode == 2 and "unknown metric" in bad.stderr
+
+
+def test_compare_header_names_the_filters_in_words_not_a_python_dict():
+    proc = run("compare", "--model", "llama-2-70b", "--scenario", "offline")
+    assert proc.returncode == 0, proc.stderr
+    head = proc.stdout.splitlines()[0]
+    assert "selected by model = llama-2-70b, scenario = offline;" in head, head
+    assert "{" not in head

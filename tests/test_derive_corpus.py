@@ -12,7 +12,7 @@ import pytest
 import inferkb
 from inferkb import derive
 from inferkb.derive.base import Proposal, entry_errors, get_path
-from inferkb.store import writer as store_writer
+from inferkb.store import batch as store_batch
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "inference-research"
 NAMES = ("interconnect-ids", "format-id", "accelerator-alternates")
@@ -110,19 +110,19 @@ def test_interrupted_write_leaves_every_file_old_or_new(corpus, monkeypatch):
     planned = derive.run(inferkb.open(corpus), "format-id", today=TODAY)
     assert len(planned.files) >= 3
     old = _tree(corpus)
-    real = store_writer.atomic_write_text
+    real = store_batch._apply
     calls = []
 
-    def flaky(path, text):
+    def flaky(staged):  # the fourth file fails as it is put in place (three are already renamed into place)
         if len(calls) == 3:
             raise OSError("disk full (simulated)")
-        calls.append(path)
-        real(path, text)
+        calls.append(staged.job.path)
+        real(staged)
 
-    monkeypatch.setattr(store_writer, "atomic_write_text", flaky)
+    monkeypatch.setattr(store_batch, "_apply", flaky)
     with pytest.raises(OSError):
         derive.run(inferkb.open(corpus), "format-id", write=True, today=TODAY)
-    monkeypatch.setattr(store_writer, "atomic_write_text", real)
+    monkeypatch.setattr(store_batch, "_apply", real)
     shutil.copytree(corpus, corpus.parent / "full")
     derive.run(inferkb.open(corpus.parent / "full"), "format-id", write=True, today=TODAY)
     new = _tree(corpus.parent / "full")
@@ -133,19 +133,19 @@ def test_interrupted_write_leaves_every_file_old_or_new(corpus, monkeypatch):
 
 
 def test_rerun_after_interruption_completes_without_duplicate_provenance(corpus, monkeypatch):
-    real = store_writer.atomic_write_text
+    real = store_batch._apply
     calls = []
 
-    def flaky(path, text):
-        if len(calls) == 1:  # the first sidecar is written, its record is not
+    def flaky(staged):
+        if len(calls) == 1:  # the first sidecar is put in place, its record is not
             raise OSError("killed")
-        calls.append(path)
-        real(path, text)
+        calls.append(staged.job.path)
+        real(staged)
 
-    monkeypatch.setattr(store_writer, "atomic_write_text", flaky)
+    monkeypatch.setattr(store_batch, "_apply", flaky)
     with pytest.raises(OSError):
         derive.run(inferkb.open(corpus), "format-id", write=True, today=TODAY)
-    monkeypatch.setattr(store_writer, "atomic_write_text", real)
+    monkeypatch.setattr(store_batch, "_apply", real)
     derive.run(inferkb.open(corpus), "format-id", write=True, today=TODAY)
     for side in (corpus / "provenance").rglob("*.json"):
         assert len(json.loads(side.read_text(encoding="utf-8"))["provenance"]) == 1

@@ -133,3 +133,27 @@ def test_terminal_table_never_cuts_an_id(monkeypatch, capsys, width):
     # wide: a rich table (ids whole, record text literal); too narrow for the id: plain rows instead
     assert key in out and "[bold]x[/bold]" in out
     assert ("┃" in out) == (width == 200)
+
+
+def test_limited_where_title_says_how_many_records_matched():
+    """`--limit 3` over thousands of matches must not title the table '3 records where ...' (a reader takes it as the count)."""
+    matched = sum(1 for d in benchmarks().values() if d.get("metric") == "total_tok_s")
+    assert matched > 3
+    proc = cli("where", "metric = total_tok_s", "--type", "benchmark", "--fields", "key", "--limit", "3")
+    assert len(proc.stdout.splitlines()) == 1 + 3
+    assert f"3 of {matched:,} records where metric = total_tok_s" in proc.stderr
+
+
+def test_first_per_list_title_names_the_grouping_and_the_match_count():
+    models = [json.loads(p.read_text()) for p in (BUNDLED / "data" / "models").glob("*.json")]
+    vendors = {m.get("vendor") for m in models}
+    assert len(vendors) < len(models)
+    proc = cli("list", "model", "--fields", "id,vendor", "--first-per", "vendor")
+    assert len(proc.stdout.splitlines()) == 1 + len(vendors)
+    assert f"{len(vendors)} of {len(models):,} model records (first per vendor)" in proc.stderr
+
+
+def test_unlimited_where_title_is_the_plain_count():
+    matched = sum(1 for d in benchmarks().values() if d.get("metric") == "e2e_latency_ms")
+    proc = cli("where", "metric = e2e_latency_ms", "--type", "benchmark", "--fields", "key")
+    assert f"{matched} records where metric = e2e_latency_ms" in proc.stderr and " of " not in proc.stderr

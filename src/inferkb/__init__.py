@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from .errors import InputError, KBError, KBNotFound, RecordExists, RecordInvalid, UsageError
+from .errors import InputError, KBError, KBNotFound, RecordExists, RecordInvalid, UsageError, WriteConflict
 from .findings import Finding
 from .kb import KB
 from .report import Report
@@ -34,12 +34,15 @@ __all__ = [
     "InputError",
     "RecordExists",
     "RecordInvalid",
+    "WriteConflict",
 ]
 
 
-def open(path: str | os.PathLike | None = None) -> KB:  # noqa: A001 - mirrors sqlite3.connect-style entry points
+def open(path: str | os.PathLike | None = None, *, cache: bool | None = None) -> KB:  # noqa: A001 - mirrors sqlite3.connect-style entry points
     """Load the KB at ``path``; ``None`` loads the bundled KB shipped with inferkb.
 
+    ``cache``: use the on-disk load cache (:mod:`inferkb.store.cache`); ``None`` (default) means yes unless
+    ``INFERKB_NO_CACHE`` is set or ``INFERKB_CACHE_DIR`` is set empty. Results are the same either way.
     Raises :class:`KBNotFound` when the path does not exist or has no ``data/``.
     """
-    return KB.load(path)
+    return KB.load(path, cache=cache)

@@ -75,6 +75,7 @@ class KB(Store):
         check: Check | None = None,
         texts: Mapping[str, str] | None = None,
         files: Sequence[tuple[str, str]] = (),
+        basis: Mapping[str, str | None] | None = None,
     ) -> list[Record]:
         """Write a batch of records, all or nothing, validating each first unless ``validate=False``.
 
@@ -85,7 +86,7 @@ class KB(Store):
         """
         if check is None and validate:
             check = _validation_check
-        return super().write_records(records, overwrite=overwrite, check=check, texts=texts, files=files)
+        return super().write_records(records, overwrite=overwrite, check=check, texts=texts, files=files, basis=basis)
 
     def write_record(self, data: dict[str, Any], *, overwrite: bool = False, validate: bool = True) -> Record:
         """Validate ``data`` and write it atomically to ``data/<dir>/<id>.json``; see :meth:`write_records`.

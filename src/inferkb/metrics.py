@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import KBError
-from .jsonio import parse_bytes
+from .jsonio import parse_bytes, read_regular
 
 if TYPE_CHECKING:
     from .kb import KB
@@ -54,9 +54,11 @@ def bundled_metrics() -> dict[str, dict[str, Any]]:
 def read_registry(path: Path) -> dict[str, dict[str, Any]]:
     """``{name: entry}`` of one registry file; :class:`KBError` naming the file and entry when it is malformed."""
     try:
-        raw = path.read_bytes()
-    except OSError:
+        raw = read_regular(path, 16 << 20)
+    except FileNotFoundError:
         raise KBError(f"{path}: metric registry named in kb.toml is missing") from None
+    except OSError as exc:
+        raise KBError(f"{path}: metric registry named in kb.toml cannot be read: {exc.strerror or exc}") from None
     doc, problem = parse_bytes(raw)
     if problem:
         raise KBError(f"{path}: {problem.message} (line {problem.line})")

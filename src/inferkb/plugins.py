@@ -1,4 +1,4 @@
-"""Extension points, declared once: rules, audits, importers, derivations, exporters, reporters, CLI commands.
+"""Extension points, declared once: rules, audits, importers, derivations, exporters, reporters, CLI commands, site pages.
 
 Each point is an :class:`ExtensionPoint`: a name, the built-in modules that
 register into it (the default plugins, listed in :data:`BUILTINS`), and the
@@ -6,7 +6,8 @@ entry-point group through which an installed package adds its own
 (``inferkb.<point>``, e.g. ``inferkb.importers``). A module registers with the
 decorator of its stage (``@importer`` / ``@register`` for importers,
 ``@audit`` for audits, ``@derivation``, ``@exporter``, ``@reporter``,
-``@command``, and ``rules.register`` for rule codes); importing the module is
+``@command``, ``@inferkb.site.extra.page`` for site pages, and ``rules.register``
+for rule codes); importing the module is
 what registers it. Points load lazily, on first use, so a command pays only
 for the points it touches.
 
@@ -67,6 +68,10 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.intake.llmperf",
         "inferkb.intake.localscore",
         "inferkb.intake.inferencex_slo",
+        "inferkb.intake.sglang_serving",
+        "inferkb.intake.guidellm",
+        "inferkb.intake.aiperf",
+        "inferkb.intake.trtllm_bench",
     ),
     "derivations": (
         "inferkb.derive.interconnect_ids",
@@ -89,6 +94,12 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.cli.analysis_bounds",
         "inferkb.cli.analysis_data",
         "inferkb.cli.site",
+    ),
+    # Pages of the static site built from analyses (``@inferkb.site.extra.page``); the builder renders them after the core pages.
+    "site_pages": (
+        "inferkb.site.compare_pages",
+        "inferkb.site.pareto_pages",
+        "inferkb.site.history_pages",
     ),
 }
 
@@ -207,14 +218,15 @@ DERIVATIONS = ExtensionPoint("derivations", BUILTINS["derivations"])
 EXPORTERS = ExtensionPoint("exporters", BUILTINS["exporters"])
 REPORTERS = ExtensionPoint("reporters", BUILTINS["reporters"])
 COMMANDS = ExtensionPoint("commands", BUILTINS["commands"])
+SITE_PAGES = ExtensionPoint("site_pages", BUILTINS["site_pages"])
 
-POINTS: dict[str, ExtensionPoint] = {p.name: p for p in (RULES, AUDITS, IMPORTERS, DERIVATIONS, EXPORTERS, REPORTERS, COMMANDS)}
+POINTS: dict[str, ExtensionPoint] = {p.name: p for p in (RULES, AUDITS, IMPORTERS, DERIVATIONS, EXPORTERS, REPORTERS, COMMANDS, SITE_PAGES)}
 
 
 def load_all(*, commands: bool = False) -> dict[str, ExtensionPoint]:
-    """Load every point (``commands`` too only when asked: it imports click); returns :data:`POINTS`."""
+    """Load every point (``commands`` and ``site_pages`` only when asked: they import click, Jinja2 and Altair); returns :data:`POINTS`."""
     for point in POINTS.values():
-        if commands or point is not COMMANDS:
+        if commands or point not in (COMMANDS, SITE_PAGES):
             point.load()
     return POINTS
 

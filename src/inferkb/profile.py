@@ -8,11 +8,13 @@ profile of DESIGN.md ("Layout of a knowledge base").
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import KBError
+from .jsonio import read_regular
 
 ANY_TYPE = "*"
 DEFAULT_MAX_RECORD_BYTES = 5 * 1024 * 1024
@@ -85,9 +87,9 @@ def builtin_profile(root: Path) -> Profile:
     budget_file = root / "tools" / "ref_budget.json"
     if budget_file.is_file():
         try:
-            budget = int(json.loads(budget_file.read_text(encoding="utf-8"))["max_dangling_refs"])
+            budget = int(json.loads(read_regular(budget_file, 1 << 20))["max_dangling_refs"])
             origin = "tools/ref_budget.json"
-        except (ValueError, KeyError, TypeError, OSError):
+        except (ValueError, KeyError, TypeError, OSError, OverflowError):
             budget = None
     return Profile(
         types={t.name: t for t in BUILTIN_TYPES},
@@ -104,34 +106,87 @@ def load_profile(root: Path) -> Profile:
     without a ``dir`` or with a reference to an undeclared type.
     """
     path = root / "kb.toml"
-    if not path.is_file():
+    if not os.path.lexists(path):
         return builtin_profile(root)
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        doc = tomllib.loads(read_regular(path, 1 << 20).decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError) as exc:
         raise KBError(f"{path}: kb.toml does not parse: {exc}") from None
+    except OSError as exc:
+        raise KBError(f"{path}: kb.toml cannot be read: {exc.strerror or exc}") from None
     declared = doc.get("types") or {}
     if not isinstance(declared, dict) or not declared:
         raise KBError(f"{path}: [types] is missing or empty; expected one table per record type")
     types: dict[str, TypeSpec] = {}
+    dirs: dict[str, str] = {}
     for name, spec in declared.items():
         if not isinstance(spec, dict) or not isinstance(spec.get("dir"), str):
             raise KBError(f"{path}: types.{name}.dir: expected a directory name string")
+        problem = dir_name_problem(spec["dir"])
+        if problem:
+            raise KBError(
+                f"{path}: types.{name}.dir: {spec['dir']!r} {problem}; expected one folder name under data/, such as 'benchmarks'"
+            )
+        if spec["dir"] in dirs:
+            raise KBError(f"{path}: types.{name}.dir: {spec['dir']!r} is already the directory of type {dirs[spec['dir']]!r}")
+        dirs[spec["dir"]] = name
         refs = spec.get("refs") or {}
         strict = spec.get("strict_refs") or []
+        if not isinstance(refs, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in refs.items()):
+            raise KBError(f"{path}: types.{name}.refs: expected a table of field = target type name")
+        if not isinstance(strict, list) or not all(isinstance(x, str) for x in strict):
+            raise KBError(f"{path}: types.{name}.strict_refs: expected a list of field names")
         types[name] = TypeSpec(name, spec["dir"], dict(refs), frozenset(strict))
     for t in types.values():
         for fld, target in t.refs.items():
             if target != ANY_TYPE and target not in types:
                 raise KBError(f"{path}: types.{t.name}.refs.{fld}: target type {target!r} is not declared")
     meta = doc.get("kb") or {}
+    if not isinstance(meta, dict):
+        raise KBError(f"{path}: [kb] must be a table")
     budget = meta.get("max_dangling_refs")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 0):
+        raise KBError(f"{path}: kb.max_dangling_refs: expected a whole number >= 0, found {budget!r}")
+    limit = meta.get("max_record_bytes", DEFAULT_MAX_RECORD_BYTES)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise KBError(f"{path}: kb.max_record_bytes: expected a whole number >= 1, found {limit!r}")
+    metrics = meta.get("metrics")
+    if metrics is not None and (not isinstance(metrics, str) or _path_problem(metrics)):
+        why = _path_problem(metrics) if isinstance(metrics, str) else "is not a string"
+        raise KBError(f"{path}: kb.metrics: {metrics!r} {why}; expected a file path inside the KB, such as 'metrics.json'")
     return Profile(
         types=types,
         origin="kb.toml",
         name=str(meta.get("name", "")),
-        max_dangling_refs=int(budget) if budget is not None else None,
+        max_dangling_refs=budget,
         budget_origin="kb.toml" if budget is not None else None,
-        metrics_file=meta.get("metrics"),
-        max_record_bytes=int(meta.get("max_record_bytes", DEFAULT_MAX_RECORD_BYTES)),
+        metrics_file=metrics,
+        max_record_bytes=limit,
     )
+
+
+def dir_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a type directory (one plain folder name under ``data/``), or ``None``.
+
+    Refused: empty, ``.``/``..``, a leading dot (hidden; temp files use it),
+    any path separator, a drive (``C:``) and NUL, so that ``data/<dir>`` can
+    never name a folder outside ``data/``.
+    """
+    if not name or name.strip() != name:
+        return "is empty or has surrounding spaces"
+    if name in (".", "..") or name.startswith("."):
+        return "starts with '.'"
+    if any(c in name for c in "/\\:\x00"):
+        return "contains a path separator, ':' or NUL"
+    return None
+
+
+def _path_problem(rel: str) -> str | None:
+    """Why ``rel`` is not a relative path inside the KB (absolute, a drive, ``..``, NUL), or ``None``."""
+    if not rel or "\x00" in rel:
+        return "is empty or holds NUL"
+    if rel.startswith(("/", "\\")) or (len(rel) > 1 and rel[1] == ":"):
+        return "is absolute"
+    if ".." in rel.replace("\\", "/").split("/"):
+        return "contains '..'"
+    return None

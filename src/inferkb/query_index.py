@@ -76,12 +76,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 
 
 def cache_dir() -> Path | None:
-    """Where on-disk catalogues live; ``None`` when ``INFERKB_CACHE_DIR`` is set empty (in-memory only)."""
-    env = os.environ.get("INFERKB_CACHE_DIR")
-    if env is not None:
-        return Path(env).expanduser() if env.strip() else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "inferkb"
+    """Where on-disk catalogues live; ``None`` when ``INFERKB_CACHE_DIR`` is set empty (in-memory only).
+    The same folder as the load cache's (:func:`inferkb.store.cache.cache_dir`)."""
+    from .store.cache import cache_dir as folder
+
+    return folder()
 
 
 def split_words(text: str) -> str:
@@ -130,6 +129,77 @@ def _flatten_values(value: Any, out: list[str]) -> None:
             _flatten_values(v, out)
     elif value is not None and not isinstance(value, bool):
         out.append(str(value))
+
+
+def query_terms(text: str) -> list[list[tuple[str, bool]]]:
+    """The phrases of user ``text`` as :func:`fts_query` matches them: per word ``[(token, is_prefix)]``, case-folded,
+    the last token of each word a prefix."""
+    out = []
+    for word in text.split():
+        tokens = _TOKEN.findall(split_words(word))
+        if tokens:
+            out.append([(t.casefold(), i == len(tokens) - 1) for i, t in enumerate(tokens)])
+    return out
+
+
+def snippet(body: str, phrases: list[list[tuple[str, bool]]], width: int = 14) -> str:
+    """The ``width``-token window of ``body`` holding the most distinct phrases, each match between ``\\x02``/``\\x03``.
+
+    ``phrases`` come from :func:`query_terms`: a phrase matches consecutive
+    tokens equal to its tokens (its last token a prefix), case-folded, and is
+    marked as one span (``[gpt-oss-120b]``, as FTS5 marks a phrase). Among
+    windows with the most distinct phrases the one with the most matches
+    wins, the first on a tie; ``…`` marks a cut. Time linear in the body
+    (a sliding window), where FTS5's ``snippet()`` is quadratic in the
+    matches of one record.
+    """
+    spans = [(m.start(), m.end()) for m in _TOKEN.finditer(body)]
+    if not spans:
+        return ""
+    folded = [body[a:b].casefold() for a, b in spans]
+    match_at: dict[int, tuple[int, int]] = {}  # start token -> (last token, phrase)
+    last_end = -1
+    for j in range(len(spans)):
+        if j <= last_end:
+            continue
+        for k, phrase in enumerate(phrases):
+            n = len(phrase)
+            if j + n <= len(spans) and all(
+                folded[j + i] == t or (prefix and folded[j + i].startswith(t)) for i, (t, prefix) in enumerate(phrase)
+            ):
+                match_at[j] = (j + n - 1, k)
+                last_end = j + n - 1
+                break
+    counts = [0] * len(phrases)
+    distinct = hits = 0
+    best_at, best = 0, (-1, -1)
+    for end in range(len(spans)):
+        if end in match_at:
+            k = match_at[end][1]
+            distinct += counts[k] == 0
+            counts[k] += 1
+            hits += 1
+        start = end - width + 1
+        if start > 0 and start - 1 in match_at:
+            k = match_at[start - 1][1]
+            counts[k] -= 1
+            distinct -= counts[k] == 0
+            hits -= 1
+        if (start >= 0 or end == len(spans) - 1) and (distinct, hits) > best:
+            best_at, best = max(start, 0), (distinct, hits)
+    stop = min(best_at + width, len(spans))
+    parts, pos, i = [], spans[best_at][0], best_at
+    while i < stop:
+        a, b = spans[i]
+        parts.append(body[pos:a])
+        if i in match_at:
+            last = min(match_at[i][0], stop - 1)
+            parts.append("\x02" + body[a : spans[last][1]] + "\x03")
+            pos, i = spans[last][1], last + 1
+            continue
+        parts.append(body[a:b])
+        pos, i = b, i + 1
+    return ("…" if best_at > 0 else "") + "".join(parts) + ("…" if stop < len(spans) else "")
 
 
 def _words(text: str | None) -> str:
@@ -338,25 +408,27 @@ class Catalog:
             )
             if of_type is None or rid in of_type
         ]
-        snippet = "snippet(fts, -1, char(2), char(3), '…', 14)"
         hits: list[tuple[int, float, str, bool]] = []
         try:
             for rid in exact[:limit]:
-                row = con.execute(f"SELECT bm25(fts, {_WEIGHTS}), {snippet} FROM fts WHERE fts MATCH ? AND rowid = ?", (match, rid))
-                for score, snip in row:
-                    hits.append((rid, score, snip, True))
+                row = con.execute(f"SELECT bm25(fts, {_WEIGHTS}) FROM fts WHERE fts MATCH ? AND rowid = ?", (match, rid))
+                for (score,) in row:
+                    hits.append((rid, score, "", True))
             taken = {h[0] for h in hits}
-            # ORDER BY rank lets FTS5 sort inside the index and compute a snippet only for the rows read.
-            cur = con.execute(
-                f"SELECT rowid, rank, {snippet} FROM fts WHERE fts MATCH ? AND rank MATCH 'bm25({_WEIGHTS})' ORDER BY rank", (match,)
-            )
-            for rid, score, snip in cur:
+            # ORDER BY rank lets FTS5 sort inside the index; snippets are made below for the rows kept only.
+            cur = con.execute(f"SELECT rowid, rank FROM fts WHERE fts MATCH ? AND rank MATCH 'bm25({_WEIGHTS})' ORDER BY rank", (match,))
+            for rid, score in cur:
                 if limit is not None and len(hits) >= limit:
                     break
                 if rid not in taken and (of_type is None or rid in of_type):
-                    hits.append((rid, score, snip, False))
+                    hits.append((rid, score, "", False))
         except sqlite3.OperationalError as exc:  # an FTS5 syntax the quoting did not foresee: the user's text, not a crash
             raise UsageError(f"cannot search for {text!r}: {exc}") from None
+        # FTS5's snippet() is quadratic in the hits of one record (5 s for a 400 KiB record): one linear pass instead.
+        terms = query_terms(text)
+        for i, (rid, score, _, is_exact) in enumerate(hits):
+            body = next((b for (b,) in con.execute("SELECT body FROM fts_source WHERE rid = ?", (rid,))), "")
+            hits[i] = (rid, score, snippet(body or "", terms), is_exact)
         meta: dict[int, tuple] = {}
         rids = [h[0] for h in hits]
         for i in range(0, len(rids), 500):
@@ -413,18 +485,20 @@ def _remove(file: Path) -> None:
 def _disk_state(root: Path, profile: Profile, now_ns: int) -> dict[str, str]:
     """``{"data/<dir>/<name>.json": stamp}`` for every candidate record file: size, inode, mtime and ctime; a file touched
     within :data:`RACY_NS` of ``now_ns`` gets a stamp no later open will equal (so it is read again)."""
+    from .store.loader import printable_name
+
     out: dict[str, str] = {}
     dirs = profile.by_dir()
     with os.scandir(root / "data") as top:
         for dentry in top:
-            if dentry.name not in dirs or not dentry.is_dir():
-                continue
+            if dentry.name not in dirs or dentry.is_symlink() or not dentry.is_dir():
+                continue  # a symlinked type folder is not followed, as the loader does not follow it (KB009, KB017)
             rel_dir = f"data/{dentry.name}/"
             with os.scandir(dentry.path) as it:
                 for entry in it:
                     name = entry.name
-                    if not name.endswith(".json") or name.startswith("."):
-                        continue
+                    if not name.endswith(".json") or name.startswith(".") or not printable_name(name):
+                        continue  # (an unprintable or undecodable name is no record: the loader reports it, KB011)
                     try:
                         st = entry.stat()
                     except OSError:

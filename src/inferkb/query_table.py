@@ -48,12 +48,23 @@ class Hit:
 
 
 class Rows(list):
-    """A list of row dicts (``{"key": ..., column: value}``) with ``columns`` (the display order) and ``notes``."""
+    """A list of row dicts (``{"key": ..., column: value}``) with ``columns`` (the display order) and ``notes``.
 
-    def __init__(self, rows: Iterable[dict[str, Any]] = (), columns: Sequence[str] = (), notes: Sequence[str] = ()) -> None:
+    ``matched`` is how many records matched before ``first_per`` and ``limit`` cut them (``None`` when not known),
+    so a title can say "3 of 3,250" instead of passing the cut count off as the number of matches.
+    """
+
+    def __init__(
+        self,
+        rows: Iterable[dict[str, Any]] = (),
+        columns: Sequence[str] = (),
+        notes: Sequence[str] = (),
+        matched: int | None = None,
+    ) -> None:
         super().__init__(rows)
         self.columns = list(columns)
         self.notes = list(notes)
+        self.matched = matched
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,12 +177,13 @@ def tabulate(
     known: Callable[[str], bool] | None = None,
 ) -> Rows:
     """Sort ``hits`` (keys in order, missing values last), keep the first per distinct ``first_per`` value, cut to
-    ``limit`` and return :class:`Rows` with ``key`` plus ``columns``.
+    ``limit`` and return :class:`Rows` with ``key`` plus ``columns`` (``matched``: the number of ``hits``).
 
     The fields in ``check`` (the ones a user typed), the sort fields and ``first_per`` must name something: a field
     absent from every hit and for which ``known(field)`` is false raises :class:`UsageError` (a typo, not an empty column).
     """
     items = list(hits)
+    matched = len(items)
     sort = list(sort)
     _check_fields(items, [*check, *(k.field for k in sort), *([first_per] if first_per else [])], known)
     notes = _mixed_units(items, sort)
@@ -196,4 +208,4 @@ def tabulate(
                 v = h.value(name)
                 row[name] = None if v is MISSING else v
         rows.append(row)
-    return Rows(rows, columns, notes)
+    return Rows(rows, columns, notes, matched)

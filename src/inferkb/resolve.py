@@ -230,13 +230,16 @@ def bundled_engine_names() -> dict[str, list[str]]:
     """``{engine id: [id, name, aliases...]}`` of the bundled KB's engine records (read once per process)."""
     global _BUNDLED_ENGINES
     if _BUNDLED_ENGINES is None:
-        from .jsonio import parse_bytes
+        from .jsonio import parse_bytes, read_regular
         from .store import Record, bundled_root
 
         out: dict[str, list[str]] = {}
         folder = bundled_root() / "data" / "engines"
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-            data, problem = parse_bytes(path.read_bytes())
+            try:
+                data, problem = parse_bytes(read_regular(path))
+            except OSError:
+                continue
             if problem is None and isinstance(data, dict):
                 out[path.stem] = names_of(Record(f"engines/{path.stem}", path.stem, "engine", "engines", "", data))
         _BUNDLED_ENGINES = out

@@ -10,6 +10,8 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
+
 URL_KEYS = re.compile(r"(^|_)(url|urls|href|link|links)$")
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 # Browsers drop ASCII whitespace and control characters inside a URL's scheme ("java\tscript:" runs).
@@ -90,14 +92,67 @@ def _scan(data: Any, path: tuple, out: list[tuple[tuple, bool, str]]) -> None:
                 _scan(item, (*path, i), out)
 
 
-def unsafe_urls(data: Any) -> list[tuple[str, str]]:
+# A cheap necessary condition for :func:`unsafe_urls` to find anything, tested on ``orjson.dumps(data)``:
+# some JSON string starts, after junk, with javascript/vbscript/data and junk then a colon. Junk is what
+# _URL_JUNK drops as orjson writes it (a space, DEL, \b \t \n \f \r, \u00XX below 0x20). The letters
+# are those Python's case-insensitive match accepts for each ASCII letter: ASCII either case, plus
+# U+017F (long s) for s and U+0130/U+0131 (dotted/dotless I) for i, in UTF-8 (tests check this table
+# against ``re`` over every code point). Keys match too; a false hit only costs the full scan.
+_J = rb"(?:[ \x7f]|\\[btnfr]|\\u00[01][0-9a-fA-F])*"
+_LETTER = {"s": rb"(?:[sS]|\xc5\xbf)", "i": rb"(?:[iI]|\xc4[\xb0\xb1])"}
+
+
+def _word(word: str) -> bytes:
+    return _J.join(_LETTER.get(ch, f"[{ch}{ch.upper()}]".encode()) for ch in word)
+
+
+_MAYBE_DANGEROUS = re.compile(rb'"' + _J + rb"(?:" + rb"|".join(_word(w) for w in sorted(DANGEROUS_SCHEMES)) + rb")" + _J + rb":")
+
+
+_ESCAPES = (b"\\b", b"\\t", b"\\n", b"\\f", b"\\r")
+
+
+def may_hold_unsafe_url(doc: bytes, colons: int | None = None) -> bool:
+    """False only when :func:`unsafe_urls` finds nothing in the value ``doc`` serialises (``doc`` = ``orjson.dumps(value)``).
+
+    A necessary condition for a finding, see :data:`_MAYBE_DANGEROUS`; True may be a false alarm.
+
+    The common case runs a few C-speed byte passes instead of the regex: drop the
+    short escapes, spaces and DEL, lower-case, then look for the three schemes
+    right after a quote. Dropping bytes can only join more text, never part a
+    real match (its junk is exactly what is dropped); documents with a
+    ``\\u00XX`` escape or one of the non-ASCII letters take the regex.
+    ``colons``, when known, is ``doc.count(b":")``.
+    """
+    if (doc.count(b":") if colons is None else colons) == doc.count(b'":'):
+        return False  # every colon ends a key (or follows an escaped quote); a scheme's colon follows a letter or junk
+    if b"\xc5\xbf" in doc or b"\xc4\xb0" in doc or b"\xc4\xb1" in doc:  # long s, dotted and dotless I
+        return _MAYBE_DANGEROUS.search(doc) is not None
+    if b"\\" in doc:
+        if b"\\u00" in doc:
+            return _MAYBE_DANGEROUS.search(doc) is not None
+        for esc in _ESCAPES:
+            doc = doc.replace(esc, b"")
+    doc = doc.translate(None, b" \x7f").lower()
+    return b'"javascript:' in doc or b'"vbscript:' in doc or b'"data:' in doc
+
+
+def unsafe_urls(data: Any, *, prefilter: bool = True) -> list[tuple[str, str]]:
     """``[(dotted field path, value)]`` for every string that must not be a link but sits where one would be.
 
     That is: a value under a URL-named key (``url``, ``docs_url``, ``links``
     ...) that is not http(s) or relative, and any string anywhere whose scheme
     is one of :data:`DANGEROUS_SCHEMES` (after dropping the whitespace and
-    control characters a browser ignores).
+    control characters a browser ignores). With ``prefilter`` a byte test
+    on ``orjson.dumps(data)`` (:func:`may_hold_unsafe_url`) skips the walk for
+    values that cannot hold such a string; the result is the same either way.
     """
+    if prefilter:
+        try:
+            if not may_hold_unsafe_url(orjson.dumps(data)):
+                return []
+        except TypeError:  # orjson.JSONEncodeError: a non-str key, an int beyond 64 bits: walk it all
+            pass
     found: list[tuple[tuple, bool, str]] = []
     _scan(data, (), found)
     out = []

@@ -10,17 +10,23 @@ references across the KB with the dangling-reference budget.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import os
 import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from . import validate_rules as R
+from .errors import PROCESSING
 from .findings import Finding
+from .metrics import bundled_metrics
 from .profile import ANY_TYPE
 from .report import Report
 from .schemas import SchemaSet, schema_doc, schema_file, schema_set
 from .store import KEBAB, Record
+from .store.cache import CacheFile
 from .urls import unsafe_urls
+from .validate_stats import stat_findings
 
 if TYPE_CHECKING:
     from .kb import KB
@@ -99,7 +105,8 @@ def _date_findings(rec: Record, today: _dt.date) -> list[Finding]:
 
 
 def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
-    """Rules JSON Schema cannot state, for one record: id/file, kebab, type/dir, dates, confidence, metric, arms."""
+    """Rules JSON Schema cannot state, for one record: id/file, kebab, type/dir, dates, confidence, metric, arms,
+    and for a benchmark the impossible-statistics rules KB120-KB123 (:mod:`inferkb.validate_stats`)."""
     d = rec.data
     out: list[Finding] = []
     rid = d.get("id")
@@ -119,7 +126,7 @@ def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
     if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1):
         out.append(R.KB107.finding(f"confidence {conf!r} is not a number in [0, 1]", record=rec.key, path=rec.path, field="confidence"))
     out.extend(_date_findings(rec, today))
-    for fld, value in unsafe_urls(d):
+    for fld, value in unsafe_urls(d) if kb.url_scan_needed(rec) else ():
         shown = value if len(value) <= 80 else value[:77] + "..."
         out.append(
             R.KB112.finding(
@@ -130,6 +137,7 @@ def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
             )
         )
     if rec.type == "benchmark":
+        out.extend(stat_findings(d, kb.metrics or bundled_metrics(), record=rec.key, path=rec.path))
         metric = d.get("metric")
         if kb.metrics and isinstance(metric, str) and metric not in kb.metrics:
             out.append(
@@ -226,6 +234,7 @@ def reference_findings(kb: KB, recs: Iterable[Record]) -> tuple[list[Finding], i
 def validate_record(kb: KB, rec: Record, *, today: _dt.date | None = None) -> list[Finding]:
     """Schema, record rules and references for one record (used before writing)."""
     today = today or _dt.date.today()
+    PROCESSING.what = rec.path
     schemas = schema_set(kb)
     out = list(_schema_findings(rec, schemas.validators[rec.type])) if rec.type in schemas.validators else []
     out.extend(record_rules(kb, rec, today))
@@ -240,6 +249,42 @@ def validate_records(kb: KB, records: list[Record]) -> list[Finding]:
     out: list[Finding] = []
     for rec in records:
         out.extend(validate_record(kb, rec, today=today))
+    return out
+
+
+def _findings_cache(kb: KB, schemas: SchemaSet, today: _dt.date) -> CacheFile | None:
+    """The ``findings`` cache file of ``kb`` (per-record schema and rule findings), or ``None`` when caching is off.
+
+    Its fingerprint adds to the loader's (code, kb.toml, layout) the schemas as compiled, the metric registries that
+    KB108 and KB120-KB123 read, the jsonschema-rs build and ``today`` (KB106)."""
+    if not getattr(kb, "use_cache", False):
+        return None
+    import jsonschema_rs
+    import orjson
+
+    try:
+        st = os.stat(jsonschema_rs.__file__ or "")
+        engine = f"{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        engine = "-"
+    metrics = orjson.dumps([kb.metrics, bundled_metrics() if not kb.metrics else None], option=orjson.OPT_SORT_KEYS)
+    parts = [kb.cache_fingerprint(), schemas.fingerprint, hashlib.sha256(metrics).hexdigest(), engine, today.isoformat()]
+    return CacheFile(kb.root, "findings", "|".join(parts))
+
+
+def _finding_row(f: Finding) -> list:
+    return [f.code, f.rule, f.severity, f.message, f.record, f.path, f.field, f.evidence, f.extra]
+
+
+def _cached_findings(entry: list | None) -> list[Finding] | None:
+    """The findings of a cache entry ``[stamp, [row, ...]]``; ``None`` (validate the record again) for any other shape."""
+    if entry is None or len(entry) != 2 or type(entry[1]) is not list:
+        return None
+    out = []
+    for row in entry[1]:
+        if type(row) is not list or len(row) != 9 or not all(type(x) is str for x in row[:4]):
+            return None
+        out.append(Finding(*row))
     return out
 
 
@@ -264,11 +309,25 @@ def validate(
     schemas = schema_set(kb)
     findings: list[Finding] = list(kb.load_findings) + list(schemas.problems)
     recs = [r for r in kb.records.values() if not types or r.type in types]
+    cache = _findings_cache(kb, schemas, today)
     for rec in recs:
-        validator = schemas.validators.get(rec.type)
-        if validator is not None:
-            findings.extend(_schema_findings(rec, validator))
-        findings.extend(record_rules(kb, rec, today))
+        PROCESSING.what = rec.path
+        stamp = kb.file_stamp(rec) if cache is not None else None
+        got = _cached_findings(cache.get(rec.path, stamp)) if stamp is not None else None
+        if got is None:
+            validator = schemas.validators.get(rec.type)
+            got = list(_schema_findings(rec, validator)) if validator is not None else []
+            got.extend(record_rules(kb, rec, today))
+            if stamp is not None:
+                cache.put(rec.path, [stamp, [_finding_row(f) for f in got]])
+        findings.extend(got)
+    PROCESSING.what = None
+    if cache is not None:
+        if types:
+            for rec in kb.records.values():
+                if rec.type not in types:
+                    cache.keep(rec.path)
+        cache.save()
     refs, dangling = reference_findings(kb, recs)
     findings.extend(refs)
     for bare, hits in kb.by_id.items():

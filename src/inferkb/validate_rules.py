@@ -142,6 +142,89 @@ KB011 = register(
     )
 )
 
+KB012 = register(
+    Rule(
+        "KB012",
+        "orphan-temp-file",
+        "warning",
+        "validate",
+        "A temp or backup file left by an interrupted write (named .<file>.inferkb-<pid>-<hex>.tmp|.bak).",
+        "A killed writer leaves its temp files behind; nothing reads them, but they take space and hide what happened. "
+        "The next inferkb write to this KB removes them.",
+        "data/engines/vllm.json only",
+        "data/engines/.vllm.json.inferkb-4711-0a1b2c3d.tmp",
+    )
+)
+KB013 = register(
+    Rule(
+        "KB013",
+        "interrupted-batch",
+        "error",
+        "validate",
+        "A batch write was interrupted while its files were being put in place (its journal .inferkb-journal.json remains).",
+        "Some files of that batch may be new and others old; the next inferkb write to this KB rolls the batch back "
+        "(every file it still owns returns to its previous content), so the KB is as it was before the batch. "
+        "A journal naming a path outside the KB, through a symlink, or a temp/backup file that is not its target's "
+        "is refused instead: nothing is touched and writes stop until it is removed by hand.",
+        "(no .inferkb-journal.json in the KB root)",
+        ".inferkb-journal.json listing data/benchmarks/a.json, data/benchmarks/b.json",
+    )
+)
+KB014 = register(
+    Rule(
+        "KB014",
+        "not-a-regular-file",
+        "error",
+        "validate",
+        "A path named like a record (or a KB file) is a FIFO, socket or device, not a regular file; it is not read.",
+        "Reading a FIFO blocks until some other process writes to it: one stray named pipe would hang every command.",
+        "data/models/x.json (regular file)",
+        "data/models/x.json (created with mkfifo)",
+    )
+)
+KB015 = register(
+    Rule(
+        "KB015",
+        "number-out-of-range",
+        "error",
+        "validate",
+        "A number no floating-point value can hold: an integer of more than 308 digits, or a literal such as 1e400.",
+        "Such a number overflows every computation on it (and past 4,300 digits Python refuses to even print it); "
+        "it is never a measurement. The record is not loaded; the finding names the field.",
+        '"value": 1520.5',
+        '"value": 1e400',
+    )
+)
+KB016 = register(
+    Rule(
+        "KB016",
+        "unpaired-surrogate",
+        "error",
+        "validate",
+        "A string holds a \\ud800-\\udfff escape without its pair: text no UTF-8 file or terminal can hold.",
+        "A lone surrogate cannot be encoded as UTF-8, so printing, searching or writing the record would fail. "
+        "The record is not loaded; the finding names the field.",
+        '"name": "\\ud83d\\ude00 (a valid pair)"',
+        '"name": "\\ud800"',
+    )
+)
+KB017 = register(
+    Rule(
+        "KB017",
+        "symlinked-directory",
+        "error",
+        "validate",
+        "A data/<type-dir>, provenance/ or provenance/<type-dir> folder is a symlink to a place inside the KB; "
+        "it is not followed (one leading outside is KB009).",
+        "Whoever can swap a symlinked folder can redirect a write anywhere, so inferkb writes only through real "
+        "folders and refuses a symlinked one wherever it points. The loader, the cleaner of orphan temp files and "
+        "validate treat it the same way: not looked behind, so its records are not loaded and its temp files are "
+        "neither reported nor removed. Replace the link by the folder itself.",
+        "data/engines/ (a folder)",
+        "data/engines -> ../shared-engines",
+    )
+)
+
 KB101 = register(
     Rule(
         "KB101",
@@ -287,6 +370,20 @@ KB112 = register(
         "the script-capable ones so the record gets fixed (a file: URL citing a local harness file is not reported).",
         '{"url": "https://docs.vllm.ai/en/latest/"}',
         '{"url": "javascript:alert(1)"}',
+    )
+)
+KB113 = register(
+    Rule(
+        "KB113",
+        "schema-remote-ref",
+        "error",
+        "validate",
+        "A schema refers ($ref) to a document outside the KB (an http(s) or file URL); validation never fetches it.",
+        "Validating must not touch the network or read files the KB does not hold: a remote $ref makes the result depend on "
+        "a server (and tells it you ran). Records of that type are not checked against the schema until the reference is "
+        "replaced by a local one (a $defs entry or a schema under schemas/).",
+        '"$ref": "#/$defs/stats"',
+        '"$ref": "https://example.org/stats.schema.json"',
     )
 )
 

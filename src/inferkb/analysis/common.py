@@ -159,7 +159,9 @@ def per_accelerator(data: dict[str, Any]) -> tuple[PerAccelerator | None, str]:
     ``per-device`` value is already per accelerator; ``per-system`` and
     ``aggregate`` values are divided by nodes x accelerators per node (or
     ``accelerator_count``); ``per-node`` values by accelerators per node.
-    Per-request and per-user rates have no per-accelerator figure.
+    Per-request and per-user rates have no per-accelerator figure, and
+    neither has a system of more than one accelerator type (the derivation
+    ``per-accelerator`` refuses those too).
     """
     stored = data.get("per_accelerator")
     if isinstance(stored, dict) and is_number(stored.get("value")) and isinstance(stored.get("divisor"), int):
@@ -177,6 +179,11 @@ def per_accelerator(data: dict[str, Any]) -> tuple[PerAccelerator | None, str]:
             return PerAccelerator(value / per_node, per_node, f"submission: {per_node} accelerators per node", "computed"), ""
         return None, "value is per node but accelerators per node is not stated"
     if scope in ("per-system", "aggregate"):
+        parts = sorted({a for a in data.get("accelerator_ids") or [] if isinstance(a, str)})
+        if len(parts) > 1:
+            # As the per-accelerator derivation does: one divisor over different parts would average
+            # them (MangoBoost's 32 x MI300X + 16 x MI325X is not 48 of either).
+            return None, f"mixed hardware ({' + '.join(parts)}): a per-accelerator figure would average different parts"
         devices, basis = devices_of(data)
         if devices is None:
             return None, basis

@@ -205,6 +205,13 @@ def cost(kb: KB, benchmark: str, price: Price, *, utilisation: float = 1.0, allo
         f"price basis: {price.scope}, {price.devices_per_unit} device(s) per priced unit, {price.pricing_model or 'pricing model not stated'}",
         "the price covers the accelerators (and whatever the priced unit includes); power, storage and networking beyond it are not added",
     ]
+    if price.source.startswith("supply/"):
+        # Cloud prices move (and a secondary page may repeat an old one): an undated price is said to be undated.
+        assumptions.append(
+            f"price dated {price.date} ({price.source})"
+            if price.date
+            else f"price date not stated ({price.source}: price_date is null); the price may be out of date"
+        )
     if basis == "token basis not stated":
         assumptions.append("the headline's token basis is not stated: the cost is per 1M tokens of unknown kind")
     return CostResult(

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import roofline as calc
 from .common import AnalysisError, devices_of, is_number, lookup, positive_int, rate_label, require_number
-from .fit import DEFAULT_KV_FORMAT, bytes_per_element, kv_geometry
+from .fit import DEFAULT_KV_FORMAT, bytes_per_element, fit, kv_geometry
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -77,6 +77,11 @@ class RooflineResult:
     formula: list[str]
     measured: list[Placed] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
+    # Whether the weights (and the batch's KV cache at ``context``) fit on the devices, from :func:`fit.fit`;
+    # None when the fit could not be computed (``memory_note`` says why). A ceiling for hardware that
+    # cannot hold the model is not an answer: the CLI prints a warning first.
+    fits_in_memory: bool | None = None
+    memory_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict of every field."""
@@ -195,8 +200,27 @@ def roofline(
             "mixture of experts: one token reads the active parameters only; a batch's tokens route to more experts, "
             "so bytes per step grow toward all parameters and the bound at batch > 1 is optimistic"
         )
+    result.fits_in_memory, result.memory_note = _memory_check(kb, mrec, arec, count, fmt, kv_format, context, batch)
     result.measured = [_place(kb, rec, weights, active, bw, arec) for rec in _measured(kb, mrec.id, arec.id)]
     return result
+
+
+def _memory_check(
+    kb: KB, mrec: Record, arec: Record, count: int, fmt: str, kv_format: str | None, context: int, batch: int
+) -> tuple[bool | None, str]:
+    """``(fits, note)`` from :func:`fit.fit` at the same devices, format, batch and context (context 0 checked at 1 token)."""
+    try:
+        f = fit(kb, mrec.id, arec.id, count=count, fmt=fmt, kv_format=kv_format, context=max(context, 1), batch=batch)
+    except AnalysisError as e:
+        return None, f"memory fit not checked: {e}"
+    need = (f.weights_per_device + f.kv_per_device) / 1e9
+    have = f.usable_per_device / 1e9
+    if f.fits:
+        return True, f"fits in memory: {need:,.1f} GB per device of {have:,.1f} GB usable (inferkb fit)"
+    return False, (
+        f"does not fit in memory: {need:,.1f} GB per device needed (weights {f.weights_per_device / 1e9:,.1f} GB), "
+        f"{have:,.1f} GB usable on each of {count} x {arec.id}; these ceilings assume hardware that could hold the model"
+    )
 
 
 def _measured(kb: KB, model_id: str, acc_id: str) -> list[Record]:

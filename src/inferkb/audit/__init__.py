@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .. import plugins
-from ..errors import UsageError
+from ..errors import PROCESSING, UsageError
 from ..findings import Finding
+from ..parallel import Task, run_tasks
 from ..report import Report
 
 if TYPE_CHECKING:
@@ -37,22 +39,35 @@ class AuditResult:
 
 @dataclass(frozen=True)
 class AuditSpec:
-    """A registered audit: ``name``, one-line ``description`` and ``func(kb) -> AuditResult``."""
+    """A registered audit: ``name``, one-line ``description``, ``func(kb) -> AuditResult`` and ``cost``.
+
+    ``cost`` is the audit's relative run time (seconds per 20,000 synthetic
+    records, ``benchmarks/bench_audit.py``), used only to balance audits
+    across worker processes (:mod:`inferkb.parallel`).
+    """
 
     name: str
     description: str
     func: Callable[[KB], AuditResult]
+    cost: float = 0.2
+
+
+# Below this many records an audit run is too short for a worker process to pay off.
+PARALLEL_MIN_RECORDS = 5000
 
 
 # The audits extension point's items: ``{name: AuditSpec}`` in registration order.
 AUDITS: dict[str, AuditSpec] = plugins.AUDITS.items
 
 
-def audit(name: str, description: str) -> Callable:
-    """Decorator registering ``func(kb) -> AuditResult`` as the audit ``name`` (the one registration style for audits)."""
+def audit(name: str, description: str, *, cost: float = 0.2) -> Callable:
+    """Decorator registering ``func(kb) -> AuditResult`` as the audit ``name`` (the one registration style for audits).
+
+    ``cost``: relative run time, see :class:`AuditSpec` (a guess is fine; it only balances parallel runs).
+    """
 
     def deco(func: Callable[[KB], AuditResult]) -> Callable[[KB], AuditResult]:
-        plugins.AUDITS.register(name, AuditSpec(name, description, func), module=func.__module__)
+        plugins.AUDITS.register(name, AuditSpec(name, description, func, cost), module=func.__module__)
         return func
 
     return deco
@@ -63,15 +78,30 @@ def load_all() -> dict[str, AuditSpec]:
     return plugins.AUDITS.load()
 
 
+def _audit_under(name: str, func: Any, kb: Any) -> Any:
+    """Run one audit with :data:`~inferkb.errors.PROCESSING` naming it (for the CLI's internal-error line)."""
+    with PROCESSING.on(f"audit {name}"):
+        return func(kb)
+
+
 def run_audits(
     kb: KB,
     names: list[str] | None = None,
     *,
     select: list[str] | None = None,
     ignore: list[str] | None = None,
+    jobs: int = 1,
+    before: Task | None = None,
 ) -> Report:
     """Run the named audits (all registered when ``None``) and merge them into one :class:`Report`.
 
+    With ``jobs`` > 1, on a KB of at least :data:`PARALLEL_MIN_RECORDS`
+    records, the audits run in up to ``jobs`` forked processes
+    (:func:`inferkb.parallel.run_tasks`; the CLI passes the CPUs available);
+    the report is the same as a serial run's, findings in audit order. The
+    default is serial: forking a program that runs threads (a notebook
+    kernel) is not safe. ``before`` is one more task (``check``
+    passes validation) whose :class:`Report` comes first in the result.
     Raises :class:`UsageError` for an unknown audit name (the message lists the known ones).
     """
     registry = load_all()
@@ -79,9 +109,14 @@ def run_audits(
     unknown = [n for n in chosen if n not in registry]
     if unknown:
         raise UsageError(f"unknown audit {', '.join(unknown)}; audits: {', '.join(registry)}")
-    report = Report(str(kb.root), len(kb.records))
-    for name in chosen:
-        result = registry[name].func(kb)
+    tasks = [Task(name, partial(_audit_under, name, registry[name].func, kb), registry[name].cost) for name in chosen]
+    if before is not None:
+        tasks.insert(0, before)
+    if len(kb.records) < PARALLEL_MIN_RECORDS:
+        jobs = 1
+    results = run_tasks(tasks, jobs=jobs)
+    report = results.pop(0) if before is not None else Report(str(kb.root), len(kb.records))
+    for name, result in zip(chosen, results, strict=True):
         report.findings.extend(result.findings)
         report.figures[name] = result.figures
     return report.filtered(select, ignore)

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..jsonio import read_regular
 from ..rules import Rule, register
+from ..validate_rules import KB014
 from . import AuditResult, audit
 
 if TYPE_CHECKING:
@@ -108,8 +110,8 @@ PLACEHOLDERS: tuple[tuple[str, re.Pattern[str]], ...] = (
 # finding. JSON escapes are blanked first so an id right after "\\n" is still seen whole.
 _KEBAB_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789-")
 _TO_TOKENS = bytes(c if c in _KEBAB_BYTES else 0x20 for c in range(256))
-_JSON_ESCAPES = (b"\\\\", b"\\n", b"\\t", b"\\r", b'\\"', b"\\b", b"\\f", b"\\/")
-_UNICODE_ESCAPE = re.compile(rb"\\u[0-9a-fA-F]{4}")
+# One JSON escape (``\\n``, ``\\"``, ``\\u00e9``, ...): blanked in one regex pass.
+_ESCAPE = re.compile(rb'\\(?:[\\ntrbf/"]|u[0-9a-fA-F]{4})')
 # Cheap superset tests: a record none of these can hit has no placeholder (checked on lower-cased text
 # for the case-insensitive ones, and on the original for the punctuation ones).
 _TRIGGERS_LOWER = (b"todo", b"fixme", b"tbd", b".invalid", b"example.", b"lorem", b'"none"', b'"null"', b'"undefined"', b'"nan"')
@@ -125,14 +127,14 @@ def _may_hold_placeholder(js: bytes) -> bool:
     return any(t in low for t in _TRIGGERS_LOWER)
 
 
-def _json_tokens(js: bytes) -> set[bytes]:
-    """Maximal ``[a-z0-9-]`` runs of a serialised record (a superset of its bounded kebab tokens)."""
-    for esc in _JSON_ESCAPES:
-        if esc in js:
-            js = js.replace(esc, b" ")
-    if b"\\u" in js:
-        js = _UNICODE_ESCAPE.sub(b" ", js)
-    return set(js.translate(_TO_TOKENS).split())
+def _json_tokens(js: bytes) -> list[bytes]:
+    """Maximal ``[a-z0-9-]`` runs of a serialised record (a superset of its bounded kebab tokens), as a list.
+
+    The caller intersects them with the id set (``ids.intersection(tokens)``), which never builds a set of every word.
+    """
+    if b"\\" in js:
+        js = _ESCAPE.sub(b" ", js)
+    return js.translate(_TO_TOKENS).split()
 
 
 # Substrings one of which must occur for the pattern of the same kind to match (a fast `in` test).
@@ -294,7 +296,11 @@ def audit_docs(kb: KB, ids: frozenset[str]) -> tuple[list, int]:
     for doc in sorted(docs_dir.rglob("*.md")):
         count += 1
         rel = doc.relative_to(kb.root).as_posix()
-        text = doc.read_text(encoding="utf-8", errors="replace")
+        try:
+            text = read_regular(doc).decode("utf-8", errors="replace")
+        except OSError as exc:
+            findings.append(KB014.finding(f"{rel} cannot be read: {exc.strerror or exc}; not checked", path=rel))
+            continue
         linked = {m.group(1).split("|", 1)[0].strip().rsplit("/", 1)[-1] for m in _DOC_LINK.finditer(text)}
         reported: set[str] = set()
         for lineno, line in enumerate(text.splitlines(), 1):
@@ -338,7 +344,7 @@ def audit_docs(kb: KB, ids: frozenset[str]) -> tuple[list, int]:
     return findings, count
 
 
-@audit("citations", "Source ids cited in text but not declared, unresolved [[dir/id]] doc links, placeholder artefacts.")
+@audit("citations", "Source ids cited in text but not declared, unresolved [[dir/id]] doc links, placeholder artefacts.", cost=1.0)
 def run(kb: KB) -> AuditResult:
     """Run KB601-KB604 over every record and ``docs/``; figures count findings and the id vocabulary."""
     ids, vocab = source_id_vocabulary(kb)
@@ -347,10 +353,9 @@ def run(kb: KB) -> AuditResult:
     walked = 0
     for rec in kb.records.values():
         js = orjson.dumps(rec.data)
-        cited = _json_tokens(js) & ids_bytes
+        cited = ids_bytes.intersection(_json_tokens(js))
         if cited:
-            cited -= {s.encode() for s in rec.data.get("sources") or [] if isinstance(s, str)}
-            cited.discard(rec.id.encode())
+            cited = cited - {s.encode() for s in rec.data.get("sources") or [] if isinstance(s, str)} - {rec.id.encode()}
         has_placeholder = _may_hold_placeholder(js)
         if not cited and not has_placeholder:
             continue

@@ -224,12 +224,31 @@ ACC = (
     r"(?:H100|H200|H20\b|GB200|GB300|B200|B300|A100|A800|A10G?\b|L40S?|L4\b|V100|MI\d{2,3}X?|"
     r"RTX|RX\s?\d|Radeon|Gaudi|Arc\b|TPU|Instinct|Trainium|Inferentia|GPUs?\b)"
 )
+# The device words a count may be followed by.
+DEVICE_WORDS = r"(?:GPUs|chips|cards|accelerators|NPUs|TPUs|devices)"
 COUNT = [
     _k(re.compile(r"\b(\d{1,4})\s?[x×]\s?" + ACC), "x|×"),
-    _k(re.compile(r"\b(\d{1,4})-GPU\b", IC), "-gpu"),
+    # "12-chip instance", "an 8-GPU slice"; a pod's or cluster's size ("256-chip pod") is not what one run used.
+    _k(
+        re.compile(r"\b(\d{1,4})-(?:GPU|chip|card|accelerator|NPU|TPU|device)s?\b(?!\s+(?:pods?|superpods?|torus|clusters?)\b)", IC),
+        "-gpu|-chip|-card|-accelerator|-npu|-tpu|-device",
+    ),
     _k(re.compile(r"\b(\d{1,4})\s+(?:" + ACC + r"\s+)?GPUs\b"), "gpus"),
-    _k(re.compile(r"\b(single|one)[- ]GPU\b|\b(single|one)\s+" + ACC, IC), "single|one"),
+    # "16 Trainium2 chips", "8 AMD MI300X accelerators", "4 cards": up to two capitalised words between count and device word.
+    _k(
+        re.compile(r"\b(\d{1,4})\s+(?:[A-Z][\w.-]*\s+){0,2}" + DEVICE_WORDS + r"\b"),
+        "gpus|chips|cards|accelerators|npus|tpus|devices",
+    ),
+    _k(
+        re.compile(r"\b(single|one)[- ](?:GPU|chip|card|accelerator|laptop)\b|\b(single|one)\s+" + ACC, IC),
+        "single|one",
+    ),
 ]
+# "from 2 to 4 to 6 to 8 cards": a sweep over device counts, so no one count is the run's.
+COUNT_SWEEP = _k(
+    re.compile(r"\bfrom\s+(\d{1,4})\s+to\s+(\d{1,4})((?:\s+to\s+\d{1,4})*)\s+(?:[A-Z][\w.-]*\s+){0,2}" + DEVICE_WORDS + r"\b", IC),
+    "from",
+)
 # "4x Test GPU 1000": a count before any capitalised name, counted only when the words after it name the
 # record's own accelerator (conditions_text.device_count checks them against the accelerator's tokens).
 COUNT_NAMED = _k(re.compile(r"(?<![\w.])(\d{1,4})\s*[x\u00d7]\s*(?=[A-Z])"), "x|\u00d7")
@@ -250,12 +269,20 @@ MODEL_IN_NAME = re.compile(
 # Version right after the engine's name: "vLLM 0.22.0", "Ollama v0.21.2",
 # "TensorRT-LLM v0.5.0". A trailing "+" ("SGLang v0.4+") is a lower bound.
 VERSION_AFTER = r"(?:\s+|-|/)(?:release\s+)?(v?\d+\.\d+(?:\.\d+)*(?:[a-z]+\d*)?(?:\.dev\d+)?(?:\+[0-9a-z.]+)?)(?![\w+])"
-COMMIT_AFTER = r"[^.;]{0,30}?\bcommit\s+([0-9a-f]{7,40}|b\d{3,})\b"
+COMMIT_AFTER = r"[^.;]{0,30}?\b(?:commit|build)\s+((?=[0-9a-f]*\d)[0-9a-f]{7,40}|b\d{3,})\b"
+# A branch instead of a release or commit: "SGLang branch deepseek-v3", "vLLM's main branch", "TensorRT-LLM feat/1.2-mlpinf".
+# It is what the source states was run (recorded as "branch <name>"), though a branch is not pinned to one commit.
+BRANCH_NAMED = r"[^.;]{0,30}?\bbranch\s+[`'\"]?([A-Za-z0-9][\w./-]*[\w/])[`'\"]?"
+BRANCH_BEFORE = r"[^.;]{0,30}?\b(?:the\s+)?[`'\"]?([A-Za-z][\w./-]*[\w/])[`'\"]?\s+branch\b"
+BRANCH_PATH = r"(?:\s+|@)((?:feat|feature|fix|release|dev|devel|exp|wip|hotfix)/[\w./-]*\w)"
 RELEASE_TAG = r"\s+release\s+(b\d{3,})\b"
 NIGHTLY = r"[\s\w/.:-]{0,25}?(nightly-[0-9a-f]{5,})\b(?:\s*\(revision\s+(v[\w.+]+)\))?"
 HASH_SUFFIX = r"-([0-9a-f]{7,12})\b"
 # llama.cpp prints its own build line: "Build: 66906cd8 (b5997)", "build hash ff5ef82".
-LLAMACPP_BUILD = _k(re.compile(r"\bBuild:\s*([0-9a-f]{7,}(?:\s\(b\d+\))?)|\bbuild hash\s+([0-9a-f]{7,})", IC), "build")
+LLAMACPP_BUILD = _k(
+    re.compile(r"\bBuild:\s*([0-9a-f]{7,}(?:\s\(b\d+\))?)|\bbuild hash\s+([0-9a-f]{7,})|\bbuild\s+((?=[0-9a-f]*\d)[0-9a-f]{7,40})\b", IC),
+    "build",
+)
 
 WARMUP = [
     _k(re.compile(r"--warm_?up[ =](\d+)", IC), "--warmup|--warm_up"),
@@ -311,6 +338,9 @@ def engine_patterns(names: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]]
             ("release", NIGHTLY),
             ("release", VERSION_AFTER),
             ("commit", HASH_SUFFIX),
+            ("branch", BRANCH_PATH),
+            ("branch", BRANCH_NAMED),
+            ("branch", BRANCH_BEFORE),
         )
     )
 

@@ -319,7 +319,10 @@ class DeviceCount:
 
 
 # Words that say nothing about which part a count is of ("8x GPUs", "single GPU").
-_GENERIC_DEVICE_WORDS = frozenset({"gpu", "gpus", "nvidia", "amd", "intel", "google", "instinct", "radeon", "single", "one"})
+_GENERIC_DEVICE_WORDS = frozenset(
+    {"gpu", "gpus", "nvidia", "amd", "intel", "google", "instinct", "radeon", "single", "one", "chip", "chips", "card", "cards"}
+    | {"accelerator", "accelerators", "device", "devices", "npu", "npus", "tpu", "tpus", "laptop", "instance", "a"}
+)
 _LEADING_COUNT = re.compile(r"^\s*\d{1,4}\s?[x\u00d7]\s?|^\s*(?:single|one)\b", re.I)
 
 
@@ -364,12 +367,33 @@ def _highest_field(hits: list[_Hit]) -> list[_Hit]:
     return []
 
 
+def _count_sweep(rec: _Record) -> DeviceCount | None:
+    """A sweep over device counts ("from 2 to 4 to 6 to 8 cards") in the highest-priority field that states one: ambiguous."""
+    if not _may(P.COUNT_SWEEP, rec.vlow):
+        return None
+    for fld in VALUE_FIELDS:
+        for f, clause, low in rec.value_clauses("hardware"):
+            if f != fld or not _may(P.COUNT_SWEEP, low):
+                continue
+            m = P.COUNT_SWEEP.search(clause)
+            if m:
+                counts = [m.group(1), m.group(2), *re.findall(r"\d+", m.group(3) or "")]
+                quote = m.group(0).strip()
+                return DeviceCount(
+                    None, fld, quote, f"ambiguous count: a sweep over {', '.join(counts)} devices ({quote!r}), not one run's count"
+                )
+    return None
+
+
 def _device_count(rec: _Record) -> DeviceCount:
     count = rec.record.get("accelerator_count")
     if isinstance(count, int) and not isinstance(count, bool) and count > 0:
         return DeviceCount(count, "accelerator_count", str(count), "accelerator_count")
     if "hardware" in rec.negated:
         return DeviceCount(None, None, None, _negation_reason(rec, ("hardware",)) or "the record says the hardware is not given")
+    sweep = _count_sweep(rec)
+    if sweep is not None:
+        return sweep
     hits = [h for h in _scan(rec, P.COUNT, "hardware") if not _names_other_part(h.quote, rec.accelerator_tokens)]
     hits = _highest_field(hits + _named_counts(rec))
     counts = {h.value for h in hits}
@@ -520,6 +544,7 @@ def _engine_version(rec: _Record) -> ConditionAssessment:
         patterns.append(("commit", P.LLAMACPP_BUILD))
     if "engine_commit" in rec.negated:
         patterns = [(kind, pat) for kind, pat in patterns if kind != "commit"]
+    kinds = {id(pat): kind for kind, pat in patterns}
     active = P.keyed([pat for _, pat in patterns], rec.vlow)
     for fld, clause, low in rec.value_clauses("engine_release") if active else ():
         found = []
@@ -528,6 +553,10 @@ def _engine_version(rec: _Record) -> ConditionAssessment:
                 continue
             for m in pat.finditer(clause):
                 val = m.group(2) if m.re.groups >= 2 and m.group(2) else next(g for g in m.groups() if g)
+                if kinds.get(id(pat)) == "branch":
+                    # a branch ranks after a release or commit named in the same clause ("vLLM v0.6.3 from the main branch")
+                    found.append((len(clause) + m.start(), f"branch {val}", m.group(0).strip()))
+                    continue
                 found.append((m.start(), val, m.group(0).strip()))
         if found:
             _, val, quote = min(found)

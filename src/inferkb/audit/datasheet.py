@@ -105,7 +105,7 @@ def consistent(dense: list[float], sparse: float, tolerance: float = TOLERANCE) 
     return any(abs(sparse - 2 * d) <= tolerance * 2 * d for d in dense)
 
 
-@audit("datasheet-consistency", "accelerator datasheet figures that contradict each other (sparse vs dense peaks)")
+@audit("datasheet-consistency", "accelerator datasheet figures that contradict each other (sparse vs dense peaks)", cost=0.01)
 def run(kb: KB) -> AuditResult:
     """KB1301 for every sparse peak that is not ~2x its dense peak, KB1302 for a verified record with unconfirmed figures."""
     result = AuditResult("datasheet-consistency")

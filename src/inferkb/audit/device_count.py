@@ -65,7 +65,7 @@ def _int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 1 else None
 
 
-@audit("device-count", "stated accelerator counts against parallel layout (TP x PP x DP) and power per device")
+@audit("device-count", "stated accelerator counts against parallel layout (TP x PP x DP) and power per device", cost=0.03)
 def run(kb: KB) -> AuditResult:
     """KB1201/KB1202 findings and counts of the records each check could compare."""
     findings = []

@@ -151,7 +151,12 @@ def check_record(kb: KB, rec: Record) -> tuple[str, list]:
     raw = data.get("hardware_raw")
     findings = []
     if isinstance(raw, str) and raw.strip():
-        cands, groups = raw_candidates(kb, raw)
+        # Many records share one hardware_raw string: resolve it, and sort its ambiguous parts, once per KB.
+        memo = kb.cached("identity.raw_candidates", dict)
+        if raw not in memo:
+            cands, groups = raw_candidates(kb, raw)
+            memo[raw] = (cands, groups, sorted({i for g in groups if len(g) > 1 for i in g}))
+        cands, groups, ambiguous_parts = memo[raw]
         evidence = {"field": "hardware_raw", "quote": raw}
         if not cands and chosen and _mapped_with_evidence(data):
             # No alias claims the string globally, but the publisher's documentation identifies it for this data set.
@@ -169,7 +174,7 @@ def check_record(kb: KB, rec: Record) -> tuple[str, list]:
                 )
             )
             return "unrecognised", findings
-        _judge(rec, chosen, alternates, cands, groups, evidence, findings)
+        _judge(rec, chosen, alternates, cands, groups, evidence, findings, ambiguous_parts)
         return "raw", findings
     mentions: list[tuple[str, str, Mention]] = []
     for field, text in record_text(data):
@@ -230,9 +235,19 @@ def check_record(kb: KB, rec: Record) -> tuple[str, list]:
 
 
 def _judge(
-    rec: Record, chosen: list[str], alternates: list[str], cands: list[str], groups: list[tuple[str, ...]], evidence: dict, findings: list
+    rec: Record,
+    chosen: list[str],
+    alternates: list[str],
+    cands: list[str],
+    groups: list[tuple[str, ...]],
+    evidence: dict,
+    findings: list,
+    ambiguous_parts: list[str],
 ) -> None:
-    """KB801/KB802/KB805 for a record whose ``hardware_raw`` matched ``cands`` (in ``groups``, see :func:`raw_candidates`)."""
+    """KB801/KB802/KB805 for a record whose ``hardware_raw`` matched ``cands`` (in ``groups``, see :func:`raw_candidates`).
+
+    ``ambiguous_parts``: the sorted ids of the groups of more than one id.
+    """
     quote = evidence["quote"]
     ambiguous = [g for g in groups if len(g) > 1]
     if not chosen:
@@ -261,7 +276,7 @@ def _judge(
                 )
             )
     if ambiguous and not alternates:
-        parts = sorted({i for g in ambiguous for i in g})
+        parts = ambiguous_parts
         findings.append(
             KB802.finding(
                 f"hardware_raw {quote!r} cannot tell {', '.join(parts)} apart; accelerator_alternates is empty",
@@ -289,16 +304,18 @@ def _schema_fields(kb: KB) -> frozenset[str]:
     def build() -> frozenset[str]:
         import json
 
+        from ..jsonio import read_regular
+
         path = kb.root / "schemas" / "benchmark.schema.json"
         try:
-            return frozenset(json.loads(path.read_text(encoding="utf-8")).get("properties") or {})
-        except (OSError, ValueError):
+            return frozenset(json.loads(read_regular(path)).get("properties") or {})
+        except (OSError, ValueError, AttributeError):
             return frozenset()
 
     return kb.memo("identity.benchmark_schema_fields", build)
 
 
-@audit("identity", "Hardware strings (hardware_raw or text) vs the chosen accelerator; ambiguity without alternates.")
+@audit("identity", "Hardware strings (hardware_raw or text) vs the chosen accelerator; ambiguity without alternates.", cost=0.12)
 def run(kb: KB) -> AuditResult:
     """KB801-KB805 over every benchmark; figures count how each record was checked and what was found."""
     result = AuditResult("identity")

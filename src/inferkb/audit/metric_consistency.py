@@ -432,6 +432,7 @@ def _check_record(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
 @audit(
     "metric-consistency",
     "Metric vs what unit/name say was measured; ratios in rates; baselines; quoted % changes; non-positive rates; throughput scope.",
+    cost=0.16,
 )
 def run(kb: KB) -> AuditResult:
     """Run the metric-consistency checks over every benchmark record; figures count records checked and findings by rule."""

@@ -457,7 +457,7 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
     return []
 
 
-@audit("physical-plausibility", "Decode rates vs memory-bandwidth roofline (MBU) and throughput vs peak FLOPs (MFU).")
+@audit("physical-plausibility", "Decode rates vs memory-bandwidth roofline (MBU) and throughput vs peak FLOPs (MFU).", cost=0.3)
 def run(kb: KB) -> AuditResult:
     """Check every benchmark's rate against its roofline.
 

@@ -240,6 +240,41 @@ def numbers_at(data: dict[str, Any], path: tuple[tuple[str, bool], ...]) -> list
     return [(v, o) for v, o in level if isinstance(v, (int, float)) and not isinstance(v, bool)]
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _walk(node: Any, tail: tuple[str, ...]) -> Any:
+    for name in tail:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(name)
+    return node
+
+
+def _row_tier(owner: dict[str, Any], tiers: dict[str, str | None], rec_tier: str) -> str:
+    row_source = owner.get("source_id")
+    return tiers.get(row_source) if isinstance(row_source, str) and tiers.get(row_source) else rec_tier
+
+
+def _plan(specs: list[tuple[tuple[str, bool], ...]]) -> tuple[list[str], list[tuple[str, list[tuple[str, ...]]]], list]:
+    """Group compiled paths for one pass per record: ``(top-level names, [(list name, [paths inside each item])], the rest)``.
+
+    Gives the counts :func:`numbers_at` gives path by path (``"value"``; ``"arms[].stats.p50"``), walking each list once.
+    """
+    top: list[str] = []
+    in_lists: dict[str, list[tuple[str, ...]]] = {}
+    other = []
+    for spec in specs:
+        if len(spec) == 1 and not spec[0][1]:
+            top.append(spec[0][0])
+        elif spec[0][1] and len(spec) > 1 and not any(is_list for _, is_list in spec[1:]):
+            in_lists.setdefault(spec[0][0], []).append(tuple(name for name, _ in spec[1:]))
+        else:
+            other.append(spec)
+    return top, list(in_lists.items()), other
+
+
 def _record_tier(rec: Record, tiers: dict[str, str | None]) -> str:
     sources = [s for s in rec.data.get("sources") or [] if isinstance(s, str)]
     if not sources:
@@ -251,18 +286,40 @@ def figure_weighted_share(kb: KB, tiers: dict[str, str | None], rules: TierRules
     """Count figure fields per tier, overall and per type; ``share_a_or_c`` is (A + C) / all numbers (``None`` if none)."""
     overall: dict[str, int] = {}
     per_type: dict[str, dict[str, int]] = {}
-    compiled = {t: [compile_field(f) for f in fields] for t, fields in rules.figure_fields.items()}
+    compiled = {t: _plan([compile_field(f) for f in fields]) for t, fields in rules.figure_fields.items()}
     for rec in kb.records.values():
-        specs = compiled.get(rec.type)
-        if not specs:
+        plan = compiled.get(rec.type)
+        if not plan:
             continue
+        top, in_lists, other = plan
+        data = rec.data
         rec_tier = _record_tier(rec, tiers)
-        for spec in specs:
-            for _, owner in numbers_at(rec.data, spec):
-                row_source = owner.get("source_id") if owner is not rec.data else None
-                tier = tiers.get(row_source) if isinstance(row_source, str) and tiers.get(row_source) else rec_tier
+        # The record's own numbers count for its tier; a list item's for its row source's tier when that is known.
+        n_rec = sum(1 for name in top if _is_number(data.get(name)))
+        row_tiers: list[str] = []
+        for list_name, tails in in_lists:
+            items = data.get(list_name)
+            if not isinstance(items, list):
+                continue
+            for item in items:
+                if not isinstance(item, dict):
+                    continue
+                n = sum(1 for tail in tails if _is_number(_walk(item, tail)))
+                if n:
+                    row_tiers.extend([_row_tier(item, tiers, rec_tier)] * n)
+        for spec in other:
+            for _, owner in numbers_at(data, spec):
+                if owner is data:
+                    n_rec += 1
+                else:
+                    row_tiers.append(_row_tier(owner, tiers, rec_tier))
+        if n_rec or row_tiers:
+            bucket = per_type.setdefault(rec.type, {})
+            if n_rec:
+                overall[rec_tier] = overall.get(rec_tier, 0) + n_rec
+                bucket[rec_tier] = bucket.get(rec_tier, 0) + n_rec
+            for tier in row_tiers:
                 overall[tier] = overall.get(tier, 0) + 1
-                bucket = per_type.setdefault(rec.type, {})
                 bucket[tier] = bucket.get(tier, 0) + 1
 
     def summary(counts: dict[str, int]) -> dict[str, Any]:
@@ -278,7 +335,7 @@ def figure_weighted_share(kb: KB, tiers: dict[str, str | None], rules: TierRules
     return {**summary(overall), "by_type": {t: summary(c) for t, c in sorted(per_type.items())}}
 
 
-@audit("provenance-tiers", "Classify every source A-E from its URL and kind; share of numbers that trace to primary sources.")
+@audit("provenance-tiers", "Classify every source A-E from its URL and kind; share of numbers that trace to primary sources.", cost=0.18)
 def run(kb: KB) -> AuditResult:
     """KB701 (unclassified source), KB702 (benchmark with only D/E sources); figures: tiers and the weighted share."""
     rules = load_tier_rules()

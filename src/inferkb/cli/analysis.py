@@ -88,7 +88,9 @@ class _Echo:
     """Stands in for a rich console: prints plain tables and strings."""
 
     def print(self, obj: Any = "") -> None:
-        click.echo(obj.render() if isinstance(obj, _Plain) else obj)
+        from ..textsafe import clean  # record text is data: control characters shown as escapes
+
+        click.echo(clean(obj.render() if isinstance(obj, _Plain) else obj, keep_newlines=True))
 
 
 # ---- compare ----------------------------------------------------------------
@@ -129,10 +131,16 @@ def _compare_rows(result) -> list[dict[str, Any]]:
     return rows
 
 
+def _filters_text(filters: dict) -> str:
+    """``model = llama-2-70b, scenario = offline`` (values of list filters joined by ``|``), or ``no filter``."""
+    parts = [f"{k} = {'|'.join(map(str, v)) if isinstance(v, (list, tuple, set, frozenset)) else v}" for k, v in (filters or {}).items()]
+    return ", ".join(parts) or "no filter"
+
+
 def _print_compare(result, show_all: bool) -> None:
     console = _Echo()
     console.print(
-        f"compare {result.selected} benchmark(s) selected by {result.filters or 'no filter'}; "
+        f"compare {result.selected} benchmark(s) selected by {_filters_text(result.filters)}; "
         f"{len(result.classes)} comparability class(es), {len(result.not_comparable)} not comparable"
         + (f"; varied: {', '.join(result.vary)}" if result.vary else "")
     )

@@ -46,6 +46,10 @@ def cost(
     kb = open_kb(kb_path)
     if supply_id and price_per_hour is not None:
         raise AnalysisError("give either --supply or --price-per-hour, not both")
+    if supply_id and (price_basis is not None or devices_per_instance is not None):
+        raise AnalysisError("--supply states its own price basis; --price-basis and --devices-per-instance go with --price-per-hour")
+    if price_basis == "per-device" and devices_per_instance is not None:
+        raise AnalysisError("--devices-per-instance goes with --price-basis per-instance; a per-device price covers one device")
     if supply_id:
         price = price_from_supply(kb, supply_id)
     elif price_per_hour is not None:
@@ -154,12 +158,16 @@ def roofline(model, accelerator, count, fmt_id, batch, context, kv_format, plot_
         _emit_rows(rows, fmt)
         return
     click.echo(f"{res.model} on {res.count}x {res.accelerator}, weights {res.weight_format}, batch {res.batch}, context {res.context}")
+    if res.fits_in_memory is False:
+        click.echo(f"warning: {res.memory_note}")
     for line in res.formula:
         click.echo(f"  {line}")
     if res.compute_bound_batch is not None:
         click.echo(f"  decode turns compute-bound near batch {res.compute_bound_batch:,.0f}")
     for a in res.assumptions:
         click.echo(f"assumes: {a}")
+    if res.fits_in_memory is not False:
+        click.echo(f"memory: {res.memory_note}")
     if res.measured:
         t = _table(
             f"measured {res.model} on {res.accelerator} ({len(res.measured)} benchmark(s), each with its own device count)",

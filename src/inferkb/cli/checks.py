@@ -15,6 +15,7 @@ from .common import (
     fail_option,
     finish,
     ignore_option,
+    jobs_option,
     kb_option,
     open_kb,
     reporter_formats,
@@ -52,7 +53,8 @@ def validate(kb_path, types, select, ignore, max_dangling_refs, fmt, fail_on) ->
 @click.option("--format", "fmt", type=reporter_formats(), default="text", show_default=True)
 @fail_option
 @click.option("--all", "show_all", is_flag=True, help="Print every finding (text format shows 5 per code by default).")
-def check(kb_path, select, ignore, fmt, fail_on, show_all) -> None:
+@jobs_option
+def check(kb_path, select, ignore, fmt, fail_on, show_all, jobs) -> None:
     """The main job: validate the KB, run every audit, print a summary.
 
     \b
@@ -62,7 +64,7 @@ def check(kb_path, select, ignore, fmt, fail_on, show_all) -> None:
       inferkb check --format json > report.json
     """
     kb = open_kb(kb_path)
-    report = kb.check(select=codes(select), ignore=codes(ignore))
+    report = kb.check(select=codes(select), ignore=codes(ignore), jobs=_jobs(jobs))
     finish(report, fmt, fail_on, title="check", max_per_code=None if show_all else 5, figures=True, include_info=bool(select))
 
 
@@ -75,7 +77,8 @@ def check(kb_path, select, ignore, fmt, fail_on, show_all) -> None:
 @fail_option
 @click.option("--list", "list_only", is_flag=True, help="List the audits and exit.")
 @click.option("--all", "show_all", is_flag=True, help="Print every finding (text format shows 5 per code by default).")
-def audit(names, kb_path, select, ignore, fmt, fail_on, list_only, show_all) -> None:
+@jobs_option
+def audit(names, kb_path, select, ignore, fmt, fail_on, list_only, show_all, jobs) -> None:
     """Run read-only audits (all when no NAME is given); the report has the shape and caps of `check`.
 
     \b
@@ -95,8 +98,14 @@ def audit(names, kb_path, select, ignore, fmt, fail_on, list_only, show_all) -> 
             click.echo(f"{spec.name:24} {spec.description}")
         return
     kb = open_kb(kb_path)
-    report = kb.audit(*names, select=codes(select), ignore=codes(ignore))
+    report = kb.audit(*names, select=codes(select), ignore=codes(ignore), jobs=_jobs(jobs))
     finish(report, fmt, fail_on, title="audit", max_per_code=None if show_all else 5, figures=True, include_info=bool(select))
+
+
+def _jobs(jobs: int | None) -> int:
+    from ..parallel import default_jobs
+
+    return jobs if jobs is not None else default_jobs()
 
 
 @command()

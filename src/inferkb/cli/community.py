@@ -40,6 +40,7 @@ def import_community_cmd(kb_path, corpus, only, dry_run, fmt) -> None:
     """
     from .. import open as open_kb
     from ..intake.community import import_community
+    from ..intake.counts import describe
 
     kb = open_kb(kb_path)
     reports = import_community(kb, corpus or default_corpus(), dry_run=dry_run, only=list(only) or None)
@@ -50,11 +51,14 @@ def import_community_cmd(kb_path, corpus, only, dry_run, fmt) -> None:
     for r in reports:
         skipped = sum(r.stats.get("skipped", {}).values())
         click.echo(
-            f"{r.name:36} {r.files:4} files  {r.imported:5} records  {r.written:5} {verb}  {r.unchanged:5} unchanged"
+            f"{r.name:36} {r.files:4} files  built {describe(r.built):28} {r.written:5} {verb}  {r.unchanged:5} unchanged"
             f"  {skipped:5} rows skipped  {r.seconds:6.2f} s"
         )
-    total = sum(r.imported for r in reports)
-    click.echo(f"{'total':36}       {total:5} records  {sum(r.written for r in reports):5} {verb}")
+    built: dict[str, int] = {}
+    for r in reports:
+        for t, n in r.built.items():
+            built[t] = built.get(t, 0) + n
+    click.echo(f"{'total':36}       built {describe(built):28} {sum(r.written for r in reports):5} {verb}")
     for r in reports:
         for path in r.wrote:
             click.echo(f"{'would write' if dry_run else 'wrote'} {kb.root / path}")

@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import difflib
 import json
+import sys
 from pathlib import Path
 
 import click
 
 from ..errors import InputError, UsageError
-from .common import command, emit_json, open_kb
+from ..findings import fails
+from ..textsafe import clean
+from .common import command, emit_json, fail_option, open_kb
 
 
 def _load_env(path: str | None) -> dict | None:
     if not path:
         return None
-    from ..jsonio import parse_bytes
+    from ..jsonio import parse_bytes, read_regular
 
     try:
-        raw = Path(path).read_bytes()
+        raw = read_regular(path, 16 << 20)
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", path=path) from None
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=path) from None
     data, problem = parse_bytes(raw)
     if problem:
         raise InputError(f"{problem.message} (line {problem.line})", path=path)
@@ -41,11 +44,11 @@ def _diff(old: dict, new: dict) -> None:
     a = json.dumps(old, indent=2, ensure_ascii=False).splitlines()
     b = json.dumps(new, indent=2, ensure_ascii=False).splitlines()
     for line in difflib.unified_diff(a, b, "existing", "imported", lineterm=""):
-        click.echo(line)
+        click.echo(clean(line))
 
 
 @command()
-@click.argument("fmt_name", metavar="FORMAT")
+@click.argument("fmt_name", metavar="FORMAT", required=False)
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--kb", "kb_path", metavar="PATH", help="KB directory (default: the bundled KB).")
 @click.option("--arm", "arms", multiple=True, metavar="ID=PATH", help="One arm per file (vllm-latency).")
@@ -72,9 +75,16 @@ def _diff(old: dict, new: dict) -> None:
 @click.option("--id", "record_id", help="Record id (default: generated).")
 @click.option("--name", help="Record name (default: generated).")
 @click.option("--env", "env_path", metavar="ENV.JSON", help="Environment captured by `inferkb env --format json`.")
-@click.option("--dry-run", is_flag=True, help="Print the records; write nothing.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the records and run the write's validation (same findings, same exit code); write nothing. "
+    "Records that exist with different content are listed, not refused.",
+)
 @click.option("--update", is_flag=True, help="Replace existing records (shows the diff).")
+@click.option("--list", "--list-formats", "list_only", is_flag=True, help="List the formats and exit (same as FORMAT 'list').")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@fail_option
 def intake(
     fmt_name,
     files,
@@ -105,13 +115,17 @@ def intake(
     env_path,
     dry_run,
     update,
+    list_only,
     fmt,
+    fail_on,
 ) -> None:
     """Import harness outputs or result tables as benchmark records.
 
-    FORMAT is one of the registered importers (`inferkb intake --list-formats`
-    is `inferkb intake list`). Conditions come only from the file or from
-    these options; anything else stays null with a stated gap.
+    FORMAT is one of the registered importers (`inferkb intake --list`, or
+    `inferkb intake list`, lists them). Conditions come only from the file or
+    from these options; anything else stays null with a stated gap. Exits 1
+    when the import reported a finding at or above --fail-on (records that
+    were built are still written unless --dry-run).
 
     \b
     Examples:
@@ -123,9 +137,12 @@ def intake(
     """
     from ..intake import IntakeOptions, load_all
     from ..intake.base import commit, link_models
+    from ..intake.counts import count_by_type, describe
 
     registry = load_all()
-    if fmt_name == "list":
+    if not fmt_name and not list_only:
+        raise UsageError(f"give a FORMAT ({', '.join(registry)}) or --list")
+    if list_only or fmt_name == "list":
         if fmt == "json":
             emit_json([{"name": i.name, "description": i.description} for i in registry.values()])
             return
@@ -169,43 +186,70 @@ def intake(
     linked = link_models(kb, result.records)
     written: list[str] = []
     unchanged: list[str] = []
-    if not dry_run and result.records:
-        written = commit(kb, result.records, update=update, on_diff=None if fmt == "json" else _diff, unchanged=unchanged)
+    existing: list[str] = []
+    if result.records:  # a dry run validates the batch as the write would and writes nothing
+        keys = commit(
+            kb,
+            result.records,
+            update=update,
+            on_diff=None if fmt == "json" else _diff,
+            unchanged=unchanged,
+            dry_run=dry_run,
+            existing=existing,
+        )
+        written = [] if dry_run else keys
     paths = {key: str(kb.root / kb.records[key].path) for key in written if key in kb.records}
+    key_of = {f"{kb.profile.types[r['type']].dir}/{r['id']}": r for r in result.records if r.get("type") in kb.profile.types}
+    built = count_by_type(result.records)
+    wrote = count_by_type(key_of[k] for k in written if k in key_of)
     if fmt == "json":
         emit_json(
             {
                 "format": fmt_name,
                 "dry_run": dry_run,
                 "records": result.records,
+                "built_by_type": built,
                 "written": written,
+                "written_by_type": wrote,
                 "written_paths": [paths.get(k) for k in written],
                 "model_ids": linked,
                 "unchanged": unchanged,
+                "exists_different": existing,
                 "findings": [f.to_dict() for f in result.findings],
                 "stats": result.stats,
             }
         )
-        return
+        sys.exit(1 if fails(result.findings, fail_on) else 0)
     if dry_run:
         for rec in result.records:
-            click.echo(json.dumps(rec, indent=2, ensure_ascii=False))
+            click.echo(clean(json.dumps(rec, indent=2, ensure_ascii=False), keep_newlines=True))
     from ..arms import delta_lines
 
     for rec in result.records:
         if rec.get("arms") and rec.get("baseline_arm"):
             for line in delta_lines(rec):
-                click.echo(f"{rec['id']}: {line}")
+                click.echo(clean(f"{rec['id']}: {line}"))
     for f in result.findings:
-        click.echo(f"{f.path or f.record or '-'}: {f.code} {f.rule}: {f.message}", err=True)
+        click.echo(clean(f"{f.path or f.record or '-'}: {f.code} {f.rule}: {f.message}"), err=True)
     for note in linked:
-        click.echo(f"model_id: {note}")
+        click.echo(clean(f"model_id: {note}"))
     for key in written:
-        click.echo(f"wrote {key}  {paths.get(key, '')}")
-    tail = " (dry run)" if dry_run else (f", {len(unchanged)} unchanged (already in the KB)" if unchanged else "")
-    click.echo(f"{fmt_name}: {len(result.records)} records built, {len(written)} written{tail}")
+        click.echo(clean(f"wrote {key}  {paths.get(key, '')}"))
+    if existing:
+        click.echo(
+            clean(f"{len(existing)} records exist with different content: a write refuses them without --update (first: {existing[0]})")
+        )
+    if dry_run:
+        outcome = "wrote nothing (dry run)"
+    else:
+        outcome = f"wrote {describe(wrote)}" if written else "wrote nothing"
+        if unchanged:
+            same = count_by_type(key_of[k] for k in unchanged if k in key_of)
+            outcome += f", {describe(same)} unchanged (already in the KB)"
+    click.echo(f"{fmt_name}: built {describe(built)}; {outcome}")
     if result.stats:
-        click.echo("stats: " + json.dumps(result.stats, ensure_ascii=False, default=str))
+        click.echo(clean("stats: " + json.dumps(result.stats, ensure_ascii=False, default=str)))
+    sys.exit(1 if fails(result.findings, fail_on) else 0)
 
 
 @command()

@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from ..textsafe import clean
+
 ROW_FORMATS = click.Choice(["text", "json", "jsonl", "csv", "markdown"])
 KEY_COLUMNS = ("key", "id", "path")
 
@@ -34,7 +36,8 @@ def cell(value: Any) -> str:
 
 
 def _plain(text: str) -> str:
-    return " ".join(text.replace("\t", " ").splitlines())
+    """One line of text: tabs and line breaks become spaces, terminal control characters visible escapes."""
+    return clean(" ".join(text.replace("\t", " ").splitlines()))
 
 
 def is_terminal() -> bool:
@@ -72,7 +75,7 @@ def emit_rows(rows: list[dict[str, Any]], columns: list[str], fmt: str, *, title
         for row in rows:
             out.write("\t".join(_plain(cell(row.get(c))) for c in columns) + "\n")
     for line in ([title] if title and fmt == "text" else []) + list(notes):
-        click.echo(line, err=True)
+        click.echo(clean(line), err=True)
 
 
 def _table(rows: list[dict[str, Any]], columns: list[str], title: str, notes: list[str]) -> bool:
@@ -82,12 +85,13 @@ def _table(rows: list[dict[str, Any]], columns: list[str], title: str, notes: li
     from rich.text import Text
 
     console = Console(highlight=False, soft_wrap=False)
-    texts = [[cell(r.get(c)) for c in columns] for r in rows]
+    texts = [[clean(cell(r.get(c)), keep_newlines=True) for c in columns] for r in rows]
     ids = [i for i, c in enumerate(columns) if c in KEY_COLUMNS]
     widths = {i: max([len(columns[i])] + [len(t[i]) for t in texts]) for i in ids}
     if sum(widths.values()) + 4 * len(columns) + 12 * (len(columns) - len(ids)) > console.width:
         return False
-    table = Table(title=Text(title) if title else None, title_justify="left", caption="\n".join(notes) or None, caption_justify="left")
+    caption = Text(clean("\n".join(notes), keep_newlines=True)) if notes else None
+    table = Table(title=Text(clean(title)) if title else None, title_justify="left", caption=caption, caption_justify="left")
     for i, name in enumerate(columns):
         if i in ids:
             table.add_column(Text(name), no_wrap=True, min_width=widths[i])

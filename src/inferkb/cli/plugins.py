@@ -10,7 +10,7 @@ from .common import FORMATS, command, emit_json
 @command("plugins")
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
 def plugins_cmd(fmt) -> None:
-    """List the extension points (rules, audits, importers, derivations, exporters, reporters, commands) and their plugins.
+    """List the extension points (rules, audits, importers, derivations, exporters, reporters, commands, site pages) and their plugins.
 
     Built-ins are listed by module; a third-party plugin also names its
     distribution. A plugin that failed to load is listed with the reason.

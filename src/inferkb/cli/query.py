@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..textsafe import clean, markup_escape
 from .common import FORMATS, command, console, emit_json, kb_option, open_kb
 from .output import ROW_FORMATS, emit_rows
 
@@ -33,6 +34,13 @@ def table_options(default_limit: int | None):
     return deco
 
 
+def count_title(rows, what: str, first_per: str | None) -> str:
+    """'26 of 281 records where ... (first per accelerator_ids)' when --first-per or --limit cut the matches, else '281 ...'."""
+    if rows.matched is None or rows.matched == len(rows):
+        return f"{len(rows)} {what}"
+    return f"{len(rows)} of {rows.matched:,} {what}" + (f" (first per {first_per})" if first_per else "")
+
+
 @command("list")
 @click.argument("type_name", metavar="TYPE")
 @kb_option
@@ -51,7 +59,7 @@ def list_cmd(type_name, kb_path, fields, sort, limit, first_per, fmt) -> None:
     from ..query import list_records
 
     rows = list_records(kb_path, type_name, fields=fields, sort=sort, limit=limit, first_per=first_per)
-    emit_rows(rows, rows.columns, fmt, title=f"{len(rows)} {type_name} records", notes=rows.notes)
+    emit_rows(rows, rows.columns, fmt, title=count_title(rows, f"{type_name} records", first_per), notes=rows.notes)
 
 
 @command()
@@ -81,7 +89,7 @@ def show(record_id, kb_path, fmt, audits) -> None:
         emit_json(record_document(kb, rec, audits=audits))
         return
     for line in summary_lines(kb, rec, audits=audits):
-        click.echo(line)
+        click.echo(clean(line))
 
 
 @command()
@@ -138,7 +146,8 @@ def where(condition, kb_path, type_name, fields, sort, limit, first_per, fmt) ->
     conds = parse_conditions(condition)
     rows = do_where(kb_path, *conds, type_name=type_name, fields=fields, sort=sort, limit=limit, first_per=first_per)
     columns = rows.columns if fields else ["key", *rows.columns]
-    emit_rows(rows, columns, fmt, title=f"{len(rows)} records where {' and '.join(map(str, conds))}", notes=rows.notes)
+    title = count_title(rows, f"records where {' and '.join(map(str, conds))}", first_per)
+    emit_rows(rows, columns, fmt, title=title, notes=rows.notes)
 
 
 @command()
@@ -157,15 +166,14 @@ def refs(record_id, kb_path, fmt) -> None:
     if fmt == "json":
         emit_json(data)
         return
-    from rich.markup import escape
 
     out = console()
-    out.print(f"[bold]{escape(data['key'])}[/bold] cites {len(data['cites'])}:")
+    out.print(f"[bold]{markup_escape(data['key'])}[/bold] cites {len(data['cites'])}:")
     for c in data["cites"]:
-        out.print(f"  {c['field']:24} {c['key'] or c['id']}{'' if c['resolved'] else '  (UNRESOLVED)'}", markup=False)
+        out.print(clean(f"  {c['field']:24} {c['key'] or c['id']}{'' if c['resolved'] else '  (UNRESOLVED)'}"), markup=False)
     out.print(f"[bold]cited by {len(data['cited_by'])}:[/bold]")
     for c in data["cited_by"]:
-        out.print(f"  {c['key']}  (via {c['field']})", markup=False)
+        out.print(clean(f"  {c['key']}  (via {c['field']})"), markup=False)
 
 
 @command()
@@ -206,9 +214,8 @@ def gaps(kb_path, fmt) -> None:
     if fmt == "json":
         emit_json(data)
         return
-    from rich.markup import escape
 
     out = console()
-    out.print(f"[bold]types with no records:[/bold] {escape(', '.join(data['empty_types']) or 'none')}")
+    out.print(f"[bold]types with no records:[/bold] {markup_escape(', '.join(data['empty_types']) or 'none')}")
     for t, fields in data["unfilled_fields"].items():
-        out.print(f"[bold]{escape(t)}[/bold]: no record fills {escape(', '.join(fields))}", highlight=False)
+        out.print(f"[bold]{markup_escape(t)}[/bold]: no record fills {markup_escape(', '.join(fields))}", highlight=False)

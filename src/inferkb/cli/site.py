@@ -20,7 +20,7 @@ def site() -> None:
 @click.option("--no-search", is_flag=True, help="Skip the Pagefind search index (and the search page).")
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
 def site_build(kb_path, out, no_search, fmt) -> None:
-    """Write a fully static site: home, type tables, record pages, gaps, roofline, docs, search, 404.
+    """Write a fully static site: home, type tables, record pages, gaps, roofline, compare, Pareto, MLPerf history, docs, search, 404.
 
     The site works from any static host; open DIR/index.html directly, or serve
     DIR over http for search. DIR is replaced only if an earlier build made it.

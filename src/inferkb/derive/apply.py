@@ -244,7 +244,10 @@ def write_all(kb: KB, writes: list[FileWrite]) -> list[str]:
     Sidecars are written first, then the records (each file atomically; a failed
     write restores the files already written), so a derived value never lands
     without its provenance. Validation already ran in :func:`validation_regressions`,
-    so the writer does not re-validate. Returns the KB-relative paths written.
+    so the writer does not re-validate. Compare-and-swap: the writer refuses
+    (:class:`~inferkb.errors.WriteConflict`, nothing written) when a record
+    file no longer holds what the KB was loaded with, or a sidecar no longer
+    holds the text read while planning. Returns the KB-relative paths written.
     """
     records = [w for w in writes if w.kind == "record"]
     sidecars = [w for w in writes if w.kind != "record"]
@@ -254,5 +257,6 @@ def write_all(kb: KB, writes: list[FileWrite]) -> list[str]:
         validate=False,
         texts={w.record: w.new_text for w in records},
         files=[(w.rel, w.new_text) for w in sidecars],
+        basis={w.rel: w.old_text for w in sidecars},
     )
     return [w.rel for w in sidecars] + [w.rel for w in records]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema_rs
 
-from ..jsonio import parse_bytes
+from ..jsonio import parse_bytes, read_regular
 from ..rules import Rule, register
 from ..schemas import schema_doc
 from ..store import bundled_root
@@ -208,9 +209,12 @@ def read_sidecar(kb: KB, rec: Record) -> tuple[dict[str, Any] | None, str | None
     from ..errors import InputError
 
     path = sidecar_path(kb, rec)
-    if not path.is_file():
+    if not os.path.lexists(path):
         return None, None
-    raw = path.read_bytes()
+    try:
+        raw = read_regular(path, kb.profile.max_record_bytes)
+    except OSError as exc:
+        raise InputError(f"sidecar cannot be read: {exc.strerror or exc}", path=str(path)) from None
     data, problem = parse_bytes(raw)
     if problem is not None:
         raise InputError(problem.message, path=str(path))

@@ -47,7 +47,13 @@ if TYPE_CHECKING:
 TEXT_FIELDS = ("name", "model", "methodology", "unit", "notes")
 QUOTE_RADIUS = 60
 
-_NEGATION = re.compile(r"\b(?:not|no|without|non)\b[\s\w/-]{0,20}$", re.I)
+_NEGATION = re.compile(r"\b(?:not|no|without|non|neither|nor)\b[\s\w/-]{0,20}$", re.I)
+# A negation governs a whole list of formats ("does not say E4M3, E5M2 or block-scaled"), as a negated
+# condition's clause does in load-conditions: after the cue and up to three words, only formats and list
+# separators may come before the mention; "but", "instead", ... end the negation's scope.
+_NEG_CUE = re.compile(r"\b(?:not|no|without|non|never|neither|nor)\b", re.I)
+_LIST_FILLER = re.compile(r"[\s,/&]+|\b(?:or|and|nor|either)\b", re.I)
+_SCOPE_END = re.compile(r"\b(?:but|however|instead|rather|except|though|although|whereas)\b", re.I)
 _KV_BEFORE = re.compile(r"kv[-_ ]?cache(?:[-_ ]?dtype)?[\s=:'\"]*$", re.I)
 _KV_AFTER = re.compile(r"^[\s_-]*(?:kv\b|kv[-_ ]?cache)", re.I)
 _FLOPS_BEFORE = re.compile(r"\b(?:[tpg]?flops|tops)\s*$", re.I)
@@ -126,6 +132,35 @@ def _enclosing_id(text: str, start: int, end: int) -> tuple[str, int, int]:
     return text[a:b], a, b
 
 
+def _negated(before: str) -> bool:
+    """A negation right before the mention ("not FP8", "without AWQ"), unless "but"/"instead"... ends its scope first."""
+    m = _NEGATION.search(before)
+    return bool(m) and not _SCOPE_END.search(m.group(0))
+
+
+def _in_negated_list(text: str, lo: int, start: int, pattern: re.Pattern[str]) -> bool:
+    """True when the mention at ``start`` is a later item of a list that a negation opens (see ``_NEG_CUE``).
+
+    ``lo`` is the start of the mention's sentence. The first item after the
+    cue is judged by ``_NEGATION``; here the text from the cue to the mention
+    must be at most three plain words, then a format token, then only format
+    tokens and separators (commas, "or", "and", "nor", "/").
+    """
+    before = text[lo:start]
+    cues = list(_NEG_CUE.finditer(before))
+    if not cues:
+        return False
+    gap = before[cues[-1].end() :]
+    first = pattern.search(gap)
+    if first is None:
+        return False
+    lead = gap[: first.start()]
+    if re.search(r"[^\w\s/-]", lead) or len(lead.split()) > 3 or _SCOPE_END.search(lead):
+        return False
+    rest = pattern.sub(" ", gap[first.start() :])
+    return not _LIST_FILLER.sub("", rest).strip()
+
+
 def mentions(kb: KB, data: dict) -> list[Mention]:
     """Every vocabulary token in the record's text fields, classified (see the module docstring)."""
     pattern, by_text = _pattern()
@@ -149,7 +184,7 @@ def mentions(kb: KB, data: dict) -> list[Mention]:
                 kind = "other-record-id"
             elif _PARTIAL_AFTER.search(after) or _PARTIAL_BEFORE.search(kv_before):
                 kind = "partial"
-            elif _NEGATION.search(before):
+            elif _negated(before) or _in_negated_list(text, lo, m.start(), pattern):
                 kind = "negated"
             elif _HEDGE.search(text[lo:hi]):
                 kind = "hedged"
