@@ -78,6 +78,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.derive.format_id",
         "inferkb.derive.accelerator_alternates",
         "inferkb.derive.per_accelerator",
+        "inferkb.derive.model_id",
     ),
     "exporters": ("inferkb.intake.llmd_report",),
     "reporters": ("inferkb.reporters",),
