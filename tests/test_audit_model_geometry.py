@@ -58,3 +58,23 @@ def test_missing_geometry_is_reported_as_unchecked(tmp_path):
 def test_bundled_models_all_match():
     report = inferkb.open().audit("model-geometry")
     assert report.findings == [] and report.figures["model-geometry"]["checked"] >= 14
+
+
+COMMUNITY_MODELS = (
+    "llama-2-7b llama-2-13b llama-7b llama-3-8b llama-3-70b llama-3-2-1b mistral-7b-v0-1 qwen2-7b qwen2-72b qwen1-5-7b "
+    "qwen2-5-14b qwen3-5-397b-a17b minimax-m2-5 glm-5 bloom-7b1 opt-6-7b aquila-7b"
+).split()
+
+
+def test_the_community_benchmarks_model_records_state_a_kv_size_their_geometry_gives():
+    report = inferkb.open().audit("model-geometry")
+    per_model = report.figures["model-geometry"]["per_model"]
+    assert [m for m in COMMUNITY_MODELS if m not in per_model] == []
+    assert {m: per_model[m] for m in COMMUNITY_MODELS if per_model[m]["stated"] != per_model[m]["geometry"]} == {}
+    assert [f for f in report.findings if f.record.split("/")[-1] in COMMUNITY_MODELS] == []
+
+
+def test_decilm_states_no_kv_size_because_its_kv_heads_vary_per_layer():
+    rec = inferkb.open().get("decilm-7b")
+    assert rec.data["num_kv_heads"] is None and rec.data["kv_cache_bytes_per_token"] is None
+    assert "34304" in rec.data["notes"]
