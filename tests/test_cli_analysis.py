@@ -183,3 +183,10 @@ def test_compare_header_names_the_filters_in_words_not_a_python_dict():
     head = proc.stdout.splitlines()[0]
     assert "selected by model = llama-2-70b, scenario = offline;" in head, head
     assert "{" not in head
+
+
+def test_sql_syntax_error_is_one_readable_line():
+    proc = run("sql", "SELEC x")
+    assert proc.returncode == 2
+    line = proc.stderr.strip()
+    assert "\n" not in line and "\\n" not in line and 'syntax error at or near "SELEC"' in line and "LINE 1: SELEC x" in line

@@ -412,3 +412,15 @@ def test_import_mlperf_script_refuses_a_corpus_without_the_tables(tmp_path):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert str(tmp_path / "no-corpus" / "mlperf") in proc.stderr and "--corpus" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_a_round_wide_json_table_given_to_intake_points_at_the_import_script(tmp_path):
+    from inferkb.intake.mlperf_loadgen import parse_summary_text
+
+    table = '[{"ID": "4.1-0001", "Submitter": "X", "Model": "llama2-70b-99", "Scenario": "Offline"}]'
+    with pytest.raises(InputError) as err:
+        parse_summary_text(table, path="summary_results.json")
+    assert "scripts/import_mlperf.py" in str(err.value) and "not a LoadGen mlperf_log_summary.txt" in str(err.value)
+    with pytest.raises(InputError) as err:
+        parse_summary_text("Samples per second: 12\nnothing else\n", path="partial.txt")
+    assert "import_mlperf.py" not in str(err.value)  # plain text that is not JSON gets no table hint

@@ -126,7 +126,7 @@ class Database:
         except duckdb.InterruptException:
             raise QueryError(f"query interrupted after the {timeout:g} s timeout (--timeout)") from None
         except duckdb.Error as exc:
-            raise QueryError(f"query failed: {exc}") from None
+            raise QueryError(f"query failed: {_one_line(exc)}") from None
         finally:
             if timer:
                 timer.cancel()
@@ -153,3 +153,14 @@ def query(kb: KB, sql: str, *, timeout: float | None = DEFAULT_TIMEOUT, limit: i
     """Build the tables of ``kb``, run ``sql`` read-only, clean up. See :class:`Database`."""
     with Database.build(kb) as db:
         return db.query(sql, timeout=timeout, limit=limit)
+
+
+def _one_line(exc: Exception) -> str:
+    """DuckDB's multi-line error text as one line: its lines joined by " / ", the caret-only marker lines dropped.
+
+    ``'Parser Error: syntax error at or near "SELEC"\\n\\nLINE 1: SELEC x\\n ^^^^^'`` ->
+    ``'Parser Error: syntax error at or near "SELEC" / LINE 1: SELEC x'``: the error line stays readable
+    where the CLI shows control characters as escapes.
+    """
+    parts = [line.strip() for line in str(exc).splitlines()]
+    return " / ".join(p for p in parts if p and set(p) != {"^"})

@@ -94,17 +94,31 @@ def parse_summary_text(text: str, *, path: str = "<summary>") -> dict[str, Any]:
                 path=path,
             )
         raise InputError(
-            f"not a LoadGen mlperf_log_summary.txt: expected keys {', '.join(SUMMARY_KEYS)}; found no 'key : value' lines", path=path
+            f"not a LoadGen mlperf_log_summary.txt: expected keys {', '.join(SUMMARY_KEYS)}; found no 'key : value' lines"
+            + _table_hint(text),
+            path=path,
         )
     missing = [k for k in SUMMARY_KEYS if k not in fields]
     if missing:
         raise InputError(
             f"not a LoadGen mlperf_log_summary.txt: expected keys {', '.join(SUMMARY_KEYS)}; missing "
-            f"{', '.join(missing)}; found {', '.join(list(fields)[:12])}",
+            f"{', '.join(missing)}; found {', '.join(list(fields)[:12])}" + _table_hint(text),
             path=path,
             field=missing[0],
         )
     return {"fields": fields, "constraints": constraints, "sections": sections}
+
+
+def _table_hint(text: str) -> str:
+    """A pointer to the round-table import when ``text`` looks like JSON or a CSV table rather than a LoadGen summary, else ""."""
+    head = text.lstrip()[:1]
+    first = text.lstrip().split("\n", 1)[0]
+    if head in ("[", "{") or "Submitter" in first:
+        return (
+            "; this looks like JSON or a results table, not a LoadGen summary: MLPerf's round-wide "
+            "summary_results.json tables (v4.1, v5.1, v6.0) are imported by `.venv/bin/python scripts/import_mlperf.py`"
+        )
+    return ""
 
 
 def _family_stats(fields: dict[str, Any]) -> dict[str, dict[str, Any]]:
