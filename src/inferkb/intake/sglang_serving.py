@@ -104,11 +104,13 @@ _TOO_DEEP = object()
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
 
 
-def parse_lines(raw: bytes, path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """``[(line number, run dict)]`` of a bench_serving JSONL file; raises :class:`InputError` naming the line.
+def parse_lines(raw: bytes, path: Path, harness: str = "bench_serving --output-file") -> list[tuple[int, dict[str, Any]]]:
+    """``[(line number, run dict)]`` of an SGLang JSONL result file; raises :class:`InputError` naming the line.
 
     Strict JSON except the bare ``Infinity`` bench_serving writes for an
-    unlimited ``request_rate`` (see the module docstring); blank lines are skipped.
+    unlimited ``request_rate`` (see the module docstring); blank lines are
+    skipped. ``harness`` names the writer in the message for a line that is not
+    an object (the bench_one_batch importers read their result.jsonl with it too).
     """
     try:
         text = raw.decode("utf-8")
@@ -129,7 +131,7 @@ def parse_lines(raw: bytes, path: Path) -> list[tuple[int, dict[str, Any]]]:
         if value is _TOO_DEEP or nesting_depth(value) > MAX_DEPTH:
             raise InputError(f"line {number}: arrays/objects nested deeper than {MAX_DEPTH} levels", path=str(path))
         if not isinstance(value, dict):
-            raise InputError(f"line {number}: expected one JSON object per line (bench_serving --output-file)", path=str(path))
+            raise InputError(f"line {number}: expected one JSON object per line ({harness})", path=str(path))
         _only_rate_infinite(value, path, number)
         out.append((number, value))
     if not out:
