@@ -151,7 +151,8 @@ def line_kind(doc: Any) -> str | None:
     """``sglang-one-batch``, ``sglang-one-batch-server``, ``sglang-serving`` or ``None``: which harness wrote a result line.
 
     Decided by the keys each harness always writes (FORMATS.md 3a-3c):
-    bench_serving's ``completed`` and ``duration``; bench_one_batch's
+    bench_serving's ``completed``, ``duration`` and
+    ``total_output_tokens_retokenized`` (vLLM's serve JSON has the first two only); bench_one_batch's
     ``prefill_latency`` and ``total_latency``; bench_one_batch_server's
     ``latency`` and ``overall_throughput``; the last two beside ``batch_size``,
     ``input_len`` and ``output_len``.
@@ -159,7 +160,7 @@ def line_kind(doc: Any) -> str | None:
     if not isinstance(doc, dict):
         return None
     keys = set(doc)
-    if {"completed", "duration"} <= keys:
+    if {"completed", "duration", "total_output_tokens_retokenized"} <= keys:
         return "sglang-serving"
     if not set(IDENTITY) <= keys:
         return None
@@ -219,9 +220,9 @@ def _wrong_harness(fmt: str, kind: str | None, number: int, doc: dict[str, Any],
         return InputError(f"line {number}: not a {HARNESS[fmt]} line: it is {hint}; use `inferkb intake {kind}`", path=str(path))
     need = ("prefill_latency", "total_latency") if fmt == ENGINE else ("latency", "overall_throughput")
     return InputError(
-        f"line {number}: not a {HARNESS[fmt]} line (unknown schema): expected keys {', '.join(IDENTITY + need)}; found {found}",
+        f"not a {HARNESS[fmt]} line (unknown schema): expected keys {', '.join(IDENTITY + need)}; found {found}",
         path=str(path),
-        field=next((k for k in IDENTITY + need if k not in doc), None),
+        field=next((f"line {number}.{k}" for k in IDENTITY + need if k not in doc), None),
     )
 
 
@@ -308,10 +309,10 @@ def read_line(fmt: str, number: int, text: str, doc: dict[str, Any], path: Path,
     line, an unknown schema, a batch/length that is not a whole number >= 1, a
     missing or non-numeric figure, a negative latency or rate, a non-finite number.
     """
-    _finite(doc, path, f"line {number}")
     kind = line_kind(doc)
     if kind != fmt:
         raise _wrong_harness(fmt, kind, number, doc, path)
+    _finite(doc, path, f"line {number}")
     ints = []
     for key in IDENTITY:
         value = C.integer(doc[key])

@@ -57,6 +57,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InputError
+from ..jsonio import parse_bytes
 from . import common as C
 from . import sglang_batch_lines as L
 from .base import Importer, IntakeOptions, IntakeResult, build_conditions, read_input, register, sample_stats, today
@@ -265,6 +267,12 @@ def group_record(
     return rec
 
 
+def _one_document(raw: bytes) -> bool:
+    """True when the whole file is one (multi-line) JSON document: another harness's JSON, not JSON lines."""
+    value, problem = parse_bytes(raw, require_object=False)
+    return problem is None and isinstance(value, (dict, list)) and len(raw.strip().splitlines()) > 1
+
+
 def parse_files(fmt: str, paths: list[Path], options: IntakeOptions, kb: KB) -> IntakeResult:
     """Records of every configuration of every file; raises InputError (the file, line and field) for unusable input."""
     result = IntakeResult(stats={"imported": 0, "skipped": {}, "lines": 0})
@@ -272,7 +280,14 @@ def parse_files(fmt: str, paths: list[Path], options: IntakeOptions, kb: KB) -> 
     bench: list[dict[str, Any]] = []
     for path in paths:
         raw = read_input(path)
-        parsed = parse_lines(raw, path, harness=f"{L.HARNESS[fmt]} result file")
+        try:
+            parsed = parse_lines(raw, path, harness=f"{L.HARNESS[fmt]} result file")
+        except InputError as exc:
+            if _one_document(raw):
+                raise InputError(
+                    f"one JSON document, not a {L.HARNESS[fmt]} result.jsonl (one JSON object per line)", path=str(path)
+                ) from None
+            raise exc from None
         texts = raw.decode("utf-8").splitlines()
         groups: dict[tuple[str | None, int, int, int], Group] = {}
         for number, doc in parsed:

@@ -43,6 +43,8 @@ from ..errors import InputError
 from ..jsonio import MAX_DEPTH, nesting_depth
 from . import common as C
 from .base import Importer, IntakeOptions, IntakeResult, build_conditions, read_input, register
+from .sglang_batch_lines import HARNESS as ONE_BATCH_HARNESS
+from .sglang_batch_lines import line_kind
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -228,6 +230,12 @@ def run_record(
 ) -> dict[str, Any] | None:
     """One benchmark record for one JSONL line, or ``None`` (KB1102) when no request completed."""
     where = f"line {number}"
+    kind = line_kind(doc)
+    if kind not in (None, FMT):
+        raise InputError(
+            f"{where}: not a sglang.bench_serving line: it is `{ONE_BATCH_HARNESS[kind]}` output; use `inferkb intake {kind}`",
+            path=str(path),
+        )
     C.require_keys(doc, MARKERS, path, FMT)
     completed = int(C.number(doc["completed"], path, f"{where}.completed", nonneg=True))
     if completed == 0:
