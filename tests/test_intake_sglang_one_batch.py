@@ -19,7 +19,7 @@ from inferkb.errors import InputError
 from inferkb.intake import IntakeOptions, load_all
 from inferkb.intake.base import commit
 from inferkb.intake.harness_pins import pin_for, read_harness_sources
-from inferkb.intake.sglang_batch_lines import sniff
+from inferkb.intake.sglang_one_batch import sniff
 from inferkb.store import Record
 from inferkb.validate import validate_record
 

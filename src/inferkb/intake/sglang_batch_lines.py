@@ -171,17 +171,6 @@ def line_kind(doc: Any) -> str | None:
     return None
 
 
-def sniff(raw: bytes, path: Path) -> str | None:
-    """The harness (see :func:`line_kind`) of a JSONL file's first line, ``None`` for anything else; never raises."""
-    from .sglang_serving import parse_lines
-
-    try:
-        lines = parse_lines(raw, path)
-    except InputError:
-        return None
-    return line_kind(lines[0][1])
-
-
 def _finite(value: Any, path: Path, where: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise InputError(f"{value!r} is not a number this harness writes", path=str(path), field=where)

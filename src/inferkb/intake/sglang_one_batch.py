@@ -267,6 +267,15 @@ def group_record(
     return rec
 
 
+def sniff(raw: bytes, path: Path) -> str | None:
+    """The harness (see :func:`~inferkb.intake.sglang_batch_lines.line_kind`) of a JSONL file's first line, ``None`` for anything else; never raises."""
+    try:
+        lines = parse_lines(raw, path)
+    except InputError:
+        return None
+    return L.line_kind(lines[0][1])
+
+
 def _one_document(raw: bytes) -> bool:
     """True when the whole file is one (multi-line) JSON document: another harness's JSON, not JSON lines."""
     value, problem = parse_bytes(raw, require_object=False)
