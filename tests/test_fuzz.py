@@ -173,6 +173,15 @@ TARGETS = [
         {"hardware_raw": "NVIDIA H200", "count": 8},
         head_lines=6,
     ),
+    Target("sglang-one-batch", [HARNESS / "sglang/bench_one_batch_result_frgossen-fork.jsonl"]),
+    Target(
+        "sglang-one-batch-server",
+        [
+            HARNESS / "sglang/bench_one_batch_server_result_old-keys.jsonl",
+            HARNESS / "sglang/bench_one_batch_server_result_acc-length-cache-hit.jsonl",
+        ],
+        {"hardware_raw": "NVIDIA H100 80GB HBM3", "count": 8},
+    ),
     Target("guidellm", [HARNESS / "guidellm/benchmarks_qwen25-7b_throughput_v0.2-era.json"]),
     Target("aiperf", [HARNESS / "aiperf/profile_export_aiperf_v0.11.0_qwen3-4b_c16.json"]),
     Target(

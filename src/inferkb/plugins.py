@@ -69,6 +69,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.intake.localscore",
         "inferkb.intake.inferencex_slo",
         "inferkb.intake.sglang_serving",
+        "inferkb.intake.sglang_one_batch",
         "inferkb.intake.guidellm",
         "inferkb.intake.aiperf",
         "inferkb.intake.trtllm_bench",

@@ -26,7 +26,9 @@ the argument parser):
   ``itl``, ``e2e_latency``); late-2024 lines carry medians only.
 - Late-2025 lines add ``server_info`` (the server's arguments; behind a
   prefill/decode router ``{internal_states, prefill: [...], decode: [...]}``):
-  model path, version, TP/DP/EP/PP sizes are read from it.
+  model path, version, TP/DP/EP/PP sizes are read from it; ``quantization``
+  (or a ``dtype`` other than ``auto`` beside a null quantization) gives
+  ``format_id`` through :mod:`inferkb.intake.weight_format`.
 
 The file names no hardware: the record keeps a ``condition_gaps`` entry and
 the import warns (KB1106) unless ``--hardware-raw``/``--accelerator`` is given.
@@ -43,6 +45,9 @@ from ..errors import InputError
 from ..jsonio import MAX_DEPTH, nesting_depth
 from . import common as C
 from .base import Importer, IntakeOptions, IntakeResult, build_conditions, read_input, register
+from .sglang_batch_lines import HARNESS as ONE_BATCH_HARNESS
+from .sglang_batch_lines import line_kind
+from .weight_format import weight_format
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -104,11 +109,13 @@ _TOO_DEEP = object()
 _DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
 
 
-def parse_lines(raw: bytes, path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """``[(line number, run dict)]`` of a bench_serving JSONL file; raises :class:`InputError` naming the line.
+def parse_lines(raw: bytes, path: Path, harness: str = "bench_serving --output-file") -> list[tuple[int, dict[str, Any]]]:
+    """``[(line number, run dict)]`` of an SGLang JSONL result file; raises :class:`InputError` naming the line.
 
     Strict JSON except the bare ``Infinity`` bench_serving writes for an
-    unlimited ``request_rate`` (see the module docstring); blank lines are skipped.
+    unlimited ``request_rate`` (see the module docstring); blank lines are
+    skipped. ``harness`` names the writer in the message for a line that is not
+    an object (the bench_one_batch importers read their result.jsonl with it too).
     """
     try:
         text = raw.decode("utf-8")
@@ -129,7 +136,7 @@ def parse_lines(raw: bytes, path: Path) -> list[tuple[int, dict[str, Any]]]:
         if value is _TOO_DEEP or nesting_depth(value) > MAX_DEPTH:
             raise InputError(f"line {number}: arrays/objects nested deeper than {MAX_DEPTH} levels", path=str(path))
         if not isinstance(value, dict):
-            raise InputError(f"line {number}: expected one JSON object per line (bench_serving --output-file)", path=str(path))
+            raise InputError(f"line {number}: expected one JSON object per line ({harness})", path=str(path))
         _only_rate_infinite(value, path, number)
         out.append((number, value))
     if not out:
@@ -221,11 +228,41 @@ def _lengths(doc: dict[str, Any], stated: dict[str, Any], gaps_extra: dict[str, 
         stated.setdefault("output_tokens", C.integer(doc["sharegpt_output_len"]))
 
 
+def _format(rec: dict[str, Any], gaps: dict[str, Any], info: dict[str, Any], layout: str | None, kb: KB, checked: list[str]) -> None:
+    """``format_id`` from server_info's ``quantization`` (or, when that is null, a ``dtype`` other than ``auto``), in place."""
+    quant, dtype = info.get("quantization"), info.get("dtype")
+    stated = None
+    if isinstance(quant, str) and quant.strip():
+        stated = ("server_info.quantization", quant)
+    elif "quantization" in info and quant is None and isinstance(dtype, str) and dtype.strip() and dtype != "auto":
+        stated = ("server_info.dtype", dtype)
+    if not info:
+        absent = "the line has no server_info (late-2024 schema): the server's dtype and quantization are not recorded"
+    elif "quantization" not in info and "dtype" not in info:
+        absent = f"server_info records no dtype or quantization shared by its servers ({layout or 'one server'})"
+    else:
+        absent = (
+            f"server_info states quantization {json.dumps(quant)} and dtype {json.dumps(dtype)}: 'auto' is the checkpoint's "
+            "own dtype, which the line does not name"
+        )
+    rec["format_id"], entry, gap = weight_format(kb, stated, checked, "intake-sglang-serving", absent=absent)
+    if gap:
+        gaps["format_id"] = gap
+    if entry:
+        rec["provenance"] = [entry]
+
+
 def run_record(
     doc: dict[str, Any], number: int, many: bool, path: Path, options: IntakeOptions, kb: KB, sources: list[str], result: IntakeResult
 ) -> dict[str, Any] | None:
     """One benchmark record for one JSONL line, or ``None`` (KB1102) when no request completed."""
     where = f"line {number}"
+    kind = line_kind(doc)
+    if kind not in (None, FMT):
+        raise InputError(
+            f"{where}: not a sglang.bench_serving line: it is `{ONE_BATCH_HARNESS[kind]}` output; use `inferkb intake {kind}`",
+            path=str(path),
+        )
     C.require_keys(doc, MARKERS, path, FMT)
     completed = int(C.number(doc["completed"], path, f"{where}.completed", nonneg=True))
     if completed == 0:
@@ -329,6 +366,7 @@ def run_record(
         )
     if "tensor_parallel" in gaps and layout:
         gaps["tensor_parallel"]["reason"] = layout
+    _format(rec, gaps, info, layout, kb, checked[:1])
     rec["conditions"], rec["condition_gaps"] = conditions, gaps
     C.identity_gaps(rec, FMT, checked[:1], result.findings, path=path, where=path.name)
     rec["metrics"] = metrics

@@ -17,6 +17,11 @@ ENGINE DETAILS, WORLD + RUNTIME INFORMATION and PERFORMANCE OVERVIEW, each line
   harness's "unlimited" sentinel: ``request_rate`` = ``"inf"`` when it is
   above 1e9 req/s; ``Max Runtime Batch Size`` is the engine's in-flight
   limit, kept in the concurrency gap's reason, not a stated concurrency;
+- ``format_id``: the ENGINE DETAILS ``Quantization`` line (the weights'
+  quantization; with ``Quantization: None`` the ``Dtype`` line) resolved
+  through :mod:`inferkb.intake.weight_format`; the corpus log's ``FP8`` does
+  not say E4M3, E5M2 or block-scaled, so it stays null with the candidates in
+  the gap; ``KV Cache Dtype`` is not the weight format;
 - the device count is the number of distinct GPUs in the log's
   ``Rank N is using GPU M`` lines; the GPU model is not printed (KB1106
   unless ``--hardware-raw``/``--accelerator``).
@@ -35,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from . import common as C
 from .base import Importer, IntakeOptions, IntakeResult, build_conditions, read_input, register
+from .weight_format import weight_format
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -162,9 +168,28 @@ def log_record(
         gaps["concurrency"]["reason"] = (
             "requests issued without a rate limit" if stated.get("request_rate") == "inf" else "requests issued at the Issue Rate"
         ) + (f"; the engine ran at most {batch} in flight (Max Runtime Batch Size), the achieved number is not reported" if batch else "")
+    quant, dtype = engine_block.get("Quantization"), engine_block.get("Dtype")
+    stated_format = (
+        ("ENGINE DETAILS Quantization", quant)
+        if quant and quant.strip().lower() not in ("none", "null")
+        else (("ENGINE DETAILS Dtype", dtype) if quant and dtype else None)
+    )
+    fmt_id, fmt_entry, fmt_gap = weight_format(
+        kb,
+        stated_format,
+        checked[:1],
+        "intake-trtllm-bench",
+        absent="the report's ENGINE DETAILS states no Quantization line (and so no weight format)",
+        recover="the engine directory's config.json (quantization.quant_algo) or the checkpoint's quantization_config",
+    )
+    rec["format_id"] = fmt_id
+    if fmt_gap:
+        gaps["format_id"] = fmt_gap
     rec["conditions"], rec["condition_gaps"] = conditions, gaps
     C.identity_gaps(rec, FMT, checked[:1], result.findings, path=path, where=path.name)
     rec["metrics"] = metrics
+    if fmt_entry:
+        rec["provenance"] = [fmt_entry]
     sub: dict[str, Any] = {"harness": "trtllm-bench throughput (text report)"}
     for block, keys in (
         (engine_block, ("Engine Directory", "Dtype", "KV Cache Dtype", "Quantization", "Max Sequence Length")),
