@@ -13,6 +13,28 @@ SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus"
 RESEARCH = CORPUS / "inference-research"
 BUNDLED = REPO / "src" / "inferkb" / "kb"
+HARNESS = CORPUS / "harness"
+
+
+def harness_file(rel: str) -> Path:
+    """``../shared/corpus/harness/<rel>``; skips the test, naming the path, when the corpus file is absent."""
+    path = HARNESS / rel
+    if not path.is_file():
+        pytest.skip(f"harness corpus file not found at {path}")
+    return path
+
+
+def import_with(fmt: str, paths, kb, **opts):
+    """``IntakeResult`` of importer ``fmt`` on ``paths`` with ``IntakeOptions(**opts)``: parsed, nothing written."""
+    from inferkb.intake import IntakeOptions, load_all
+
+    return load_all()[fmt].parse([Path(p) for p in paths], IntakeOptions(**opts), kb)
+
+
+def benchmarks_of(result) -> list[dict]:
+    """The benchmark records of an ``IntakeResult`` (sources and other types left out)."""
+    return [r for r in result.records if r["type"] == "benchmark"]
+
 
 # A permissive schema per type so rule tests do not depend on the bundled schemas' details.
 MINI_SCHEMA = {

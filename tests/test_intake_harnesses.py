@@ -6,19 +6,17 @@ Expected values are read by hand from the raw files in ../shared/corpus/harness/
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 import inferkb
-from conftest import CORPUS
+from conftest import HARNESS, benchmarks_of, harness_file, import_with
 from inferkb.errors import InputError
-from inferkb.intake import IntakeOptions, load_all
+from inferkb.intake import load_all
 from inferkb.intake.base import commit
 from inferkb.store import Record
 from inferkb.validate import validate_record
 
-HARNESS = CORPUS / "harness"
 SG_2024 = "sglang/bench_serving_llama33-70b_h200_online_dec2024.jsonl"
 SG_AGG = "sglang/bench_serving_qwen25-3b_agg_c32_server-info_dec2025.jsonl"
 SG_PD = "sglang/bench_serving_qwen25-3b_pd-disagg_c32_server-info_dec2025.jsonl"
@@ -29,11 +27,7 @@ TRT_ABORTED = "trtllm-bench/throughput_log_v0.16.0_truncated_no-report.txt"
 SOURCE = "repo-vllm"  # any source record of the bundled KB: validation needs every cited source to exist
 
 
-def corpus(rel: str) -> Path:
-    path = HARNESS / rel
-    if not path.is_file():
-        pytest.skip(f"harness corpus file not found at {path}")
-    return path
+corpus = harness_file
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +35,10 @@ def kb():
     return inferkb.open()
 
 
-def parse(fmt: str, paths, kb, **opts):
-    return load_all()[fmt].parse([Path(p) for p in paths], IntakeOptions(**opts), kb)
+parse = import_with
 
 
-def bench(result) -> list[dict]:
-    return [r for r in result.records if r["type"] == "benchmark"]
+bench = benchmarks_of
 
 
 def codes(result) -> list[str]:

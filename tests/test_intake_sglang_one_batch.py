@@ -14,16 +14,14 @@ from pathlib import Path
 import pytest
 
 import inferkb
-from conftest import CORPUS
+from conftest import HARNESS, benchmarks_of, harness_file, import_with
 from inferkb.errors import InputError
-from inferkb.intake import IntakeOptions, load_all
 from inferkb.intake.base import commit
 from inferkb.intake.harness_pins import pin_for, read_harness_sources
 from inferkb.intake.sglang_one_batch import sniff
 from inferkb.store import Record
 from inferkb.validate import validate_record
 
-HARNESS = CORPUS / "harness"
 ENGINE = "sglang/bench_one_batch_result_frgossen-fork.jsonl"
 OLD = "sglang/bench_one_batch_server_result_old-keys.jsonl"
 NEW = "sglang/bench_one_batch_server_result_acc-length-cache-hit.jsonl"
@@ -46,11 +44,7 @@ GOOD_SERVER_LINE = {
 }
 
 
-def corpus(rel: str) -> Path:
-    path = HARNESS / rel
-    if not path.is_file():
-        pytest.skip(f"harness corpus file not found at {path}")
-    return path
+corpus = harness_file
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +52,10 @@ def kb():
     return inferkb.open()
 
 
-def parse(fmt: str, paths, kb, **opts):
-    return load_all()[fmt].parse([Path(p) for p in paths], IntakeOptions(**opts), kb)
+parse = import_with
 
 
-def bench(result) -> list[dict]:
-    return [r for r in result.records if r["type"] == "benchmark"]
+bench = benchmarks_of
 
 
 def by_config(records) -> dict[tuple, dict]:

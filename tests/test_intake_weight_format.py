@@ -13,22 +13,17 @@ from pathlib import Path
 import pytest
 
 import inferkb
-from conftest import CORPUS
+from conftest import harness_file
 from inferkb.intake import IntakeOptions, load_all
 from inferkb.intake.weight_format import weight_format
 from inferkb.store import Record
 from inferkb.validate import validate_record
 
-HARNESS = CORPUS / "harness"
 TRT = "trtllm-bench/throughput_log_v0.16.0_llama31-70b_tp8_isl128_osl128.txt"
 SG_AGG = "sglang/bench_serving_qwen25-3b_agg_c32_server-info_dec2025.jsonl"
 
 
-def corpus(rel: str) -> Path:
-    path = HARNESS / rel
-    if not path.is_file():
-        pytest.skip(f"harness corpus file not found at {path}")
-    return path
+corpus = harness_file
 
 
 @pytest.fixture(scope="module")
