@@ -157,3 +157,24 @@ def test_unlimited_where_title_is_the_plain_count():
     matched = sum(1 for d in benchmarks().values() if d.get("metric") == "e2e_latency_ms")
     proc = cli("where", "metric = e2e_latency_ms", "--type", "benchmark", "--fields", "key")
     assert f"{matched} records where metric = e2e_latency_ms" in proc.stderr and " of " not in proc.stderr
+
+
+def test_csv_and_piped_rows_carry_the_stored_float_not_a_rounded_one():
+    stored = {k: d["value"] for k, d in benchmarks().items() if isinstance(d.get("value"), float)}
+    long = {k: v for k, v in stored.items() if len(repr(v)) > 8}  # values that 6 significant digits would cut
+    assert long, "the bundled KB has float values longer than 6 digits"
+    for fmt in ("csv", "text"):
+        out = cli("list", "benchmark", "--fields", "key,value", "--format", fmt).stdout
+        sep = "," if fmt == "csv" else "\t"
+        got = {line.split(sep)[0]: line.split(sep)[1] for line in out.splitlines()[1:]}
+        assert all(float(got[k]) == v for k, v in long.items()), fmt
+    assert output.cell(403.5809313421254) == "403.581" and output.cell(403.5809313421254, exact=True) == "403.5809313421254"
+
+
+def test_a_reader_that_closes_the_pipe_early_is_not_an_error():
+    for args in (("list", "benchmark"), ("search", "llama"), ("where", "metric = output_tok_s")):
+        proc = subprocess.Popen([sys.executable, "-m", "inferkb", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.readline()
+        proc.stdout.close()  # what `| head -1` does
+        err = proc.stderr.read()
+        assert proc.wait(timeout=300) == 0 and err == b"", (args, err)

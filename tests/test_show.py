@@ -70,3 +70,11 @@ def test_show_text_is_a_readable_summary():
     assert "findings (validation" in out
     with pytest.raises(json.JSONDecodeError):
         json.loads(out)
+
+
+def test_show_findings_name_the_field_once():
+    from inferkb.record_view import _with_field
+
+    assert _with_field("confidence", "confidence: null is not of type 'number'") == "confidence: null is not of type 'number'"
+    assert _with_field("confidence", "null is not of type 'number'") == "confidence: null is not of type 'number'"
+    assert _with_field(None, "no field") == "no field"

@@ -132,6 +132,13 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+def _with_field(field: str | None, message: str) -> str:
+    """``"field: message"``, or ``message`` alone when there is no field or the message already starts with it."""
+    if not field or message.startswith(f"{field}:"):
+        return message
+    return f"{field}: {message}"
+
+
 def _pairs(pairs: list[tuple[str, str]], indent: str = "  ") -> list[str]:
     """``name  value`` lines aligned on the value; a value's further lines are indented under its first."""
     width = max((len(k) for k, _ in pairs), default=0)
@@ -278,7 +285,7 @@ def summary_lines(kb: KB, rec: Record, *, audits: bool = False) -> list[str]:
     lines += _sources(kb, d)
     findings = record_findings(kb, rec, audits=audits)
     lines += ["", "findings" + ("" if audits else " (validation; add --audits for every audit)")]
-    lines += [f"  {f.severity:7} {f.code} {f.rule}: {f.field + ': ' if f.field else ''}{f.message}" for f in findings] or ["  (none)"]
+    lines += [f"  {f.severity:7} {f.code} {f.rule}: {_with_field(f.field, f.message)}" for f in findings] or ["  (none)"]
     shown = _SHOWN if rec.type == "benchmark" else {"id", "type", "name", "status", "confidence", "updated", "sources", "origin"}
     rest: list[tuple[str, str]] = []
     for k, v in d.items():

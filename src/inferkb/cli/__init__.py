@@ -65,6 +65,21 @@ class PluginGroup(click.Group):
         add_commands(self, entry_points=True)
         return super().list_commands(ctx)
 
+    def invoke(self, ctx: click.Context):
+        """Run the command; a reader that closed our stdout (``inferkb list | head -1``) raises :class:`_PipeClosed`.
+
+        Click turns EPIPE into exit 1 by itself, which under this CLI's contract means "findings";
+        ``main`` exits 0 instead.
+        """
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            raise _PipeClosed() from exc
+
+
+class _PipeClosed(Exception):
+    """stdout was closed by its reader while a command was printing."""
+
 
 @click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="inferkb")
@@ -177,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
         if debug and exc.exit_code == 3:
             raise
         fail(exc, f"inferkb: error: {exc}", exc.exit_code)
-    except BrokenPipeError:
+    except (BrokenPipeError, _PipeClosed):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
     except KeyboardInterrupt:

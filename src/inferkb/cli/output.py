@@ -20,16 +20,21 @@ ROW_FORMATS = click.Choice(["text", "json", "jsonl", "csv", "markdown"])
 KEY_COLUMNS = ("key", "id", "path")
 
 
-def cell(value: Any) -> str:
-    """One value as table text: lists joined with ``", "``, objects as compact JSON, ``None`` as empty."""
+def cell(value: Any, *, exact: bool = False) -> str:
+    """One value as table text: lists joined with ``", "``, objects as compact JSON, ``None`` as empty.
+
+    A float is shown to 6 significant digits for reading (``403.581``), or with ``exact`` as the shortest text
+    that reads back as the same float (``403.5809313421254``): CSV and rows piped to another program carry the
+    stored value, not a rounded one.
+    """
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return f"{value:g}" if abs(value) >= 1e-4 or value == 0 else repr(value)
+        return repr(value) if exact or (abs(value) < 1e-4 and value != 0) else f"{value:g}"
     if isinstance(value, list):
-        return ", ".join(cell(v) for v in value)
+        return ", ".join(cell(v, exact=exact) for v in value)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return str(value)
@@ -61,7 +66,7 @@ def emit_rows(rows: list[dict[str, Any]], columns: list[str], fmt: str, *, title
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(columns)
         for row in rows:
-            writer.writerow([cell(row.get(c)) for c in columns])
+            writer.writerow([cell(row.get(c), exact=True) for c in columns])
     elif fmt == "markdown":
         esc = lambda s: _plain(s).replace("\\", "\\\\").replace("|", "\\|")  # noqa: E731
         out.write("| " + " | ".join(esc(c) for c in columns) + " |\n")
@@ -73,7 +78,7 @@ def emit_rows(rows: list[dict[str, Any]], columns: list[str], fmt: str, *, title
     else:
         out.write("\t".join(columns) + "\n")
         for row in rows:
-            out.write("\t".join(_plain(cell(row.get(c))) for c in columns) + "\n")
+            out.write("\t".join(_plain(cell(row.get(c), exact=True)) for c in columns) + "\n")
     for line in ([title] if title and fmt == "text" else []) + list(notes):
         click.echo(clean(line), err=True)
 

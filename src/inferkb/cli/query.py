@@ -138,7 +138,8 @@ def where(condition, kb_path, type_name, fields, sort, limit, first_per, fmt) ->
       inferkb where 'model_id in llama-2-70b,gpt-oss-120b' 'format_id is null' --type benchmark
       inferkb where 'name ~ mlperf' --type benchmark --fields key,metric,value --format csv
       inferkb where 'model_id = llama-2-70b' 'scenario = offline' 'submission.division = closed' 'metric = output_tok_s' \
-          --fields accelerator_ids,accelerator_count,value,unit,key --sort value:desc --first-per accelerator_ids
+          --fields accelerator_ids,per_accelerator.value,accelerator_count,key --sort per_accelerator.value:desc \
+          --first-per accelerator_ids
     """
     from ..query import parse_conditions
     from ..query import where as do_where
