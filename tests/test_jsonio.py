@@ -8,7 +8,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inferkb.jsonio import _SLOW, _fast_parse, parse_bytes
+from inferkb.jsonio import _SLOW, _fast_parse, dumps_record, parse_bytes
 
 keys = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8)
 scalars = (
@@ -58,3 +58,49 @@ def test_big_integers_stay_exact():
 def test_escaped_duplicate_key_is_caught():
     value, problem = parse_bytes(b'{"a": 1, "\\u0061": 2}')
     assert problem.code == "duplicate-key"
+
+
+@settings(max_examples=300, deadline=None)
+@given(objects)
+def test_a_file_in_the_stores_layout_parses_to_itself(obj):
+    raw = dumps_record(obj).encode()  # the layout the store writes; orjson's indent-2 form for most values
+    fast, doc, _ = _fast_parse(raw)
+    assert fast is _SLOW or fast == obj
+    if doc is raw:  # taken by equality: only when the file is exactly orjson's indent-2 form
+        assert orjson.dumps(fast, option=orjson.OPT_INDENT_2) + b"\n" == raw
+    value, problem = parse_bytes(raw)
+    assert problem is None and value == obj
+
+
+@settings(max_examples=300, deadline=None)
+@given(objects, keys, scalars, scalars)
+def test_a_duplicated_key_in_canonical_layout_is_always_caught(obj, key, first, second):
+    lines = [f"  {json.dumps(key, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for v in (first, second)]
+    body = json.dumps(obj, indent=2, ensure_ascii=False)[1:-1].strip("\n")
+    raw = ("{\n" + ",\n".join(lines + ([body] if body else [])) + "\n}\n").encode()
+    value, problem = parse_bytes(raw)
+    assert value is None and problem.code == "duplicate-key"
+
+
+def test_a_canonical_file_is_its_own_serialisation():
+    raw = b'{\n  "id": "x",\n  "n": [\n    1,\n    2.5\n  ]\n}\n'
+    fast, doc, _ = _fast_parse(raw)
+    assert fast == {"id": "x", "n": [1, 2.5]} and doc is raw
+
+
+def test_a_big_integer_in_canonical_layout_stays_exact():
+    value, problem = parse_bytes(b'{\n  "seed": 123456789012345678901\n}\n')
+    assert problem is None and value["seed"] == 123456789012345678901
+
+
+def test_a_deep_canonical_file_is_refused():
+    from inferkb.jsonio import MAX_DEPTH
+
+    value: object = 1
+    for _ in range(MAX_DEPTH):
+        value = [value]
+    raw = orjson.dumps({"a": value}, option=orjson.OPT_INDENT_2) + b"\n"
+    got, problem = parse_bytes(raw)
+    assert got is None and problem.code == "invalid-json" and "deeper" in problem.message
+    shallower = orjson.dumps({"a": value[0]}, option=orjson.OPT_INDENT_2) + b"\n"
+    assert parse_bytes(shallower)[1] is None

@@ -186,13 +186,16 @@ def parse_bytes(raw: bytes, *, require_object: bool = True) -> tuple[Any, ParseP
     return value, problem
 
 
-def parse_bytes_compact(raw: bytes, *, require_object: bool = True) -> tuple[Any, ParseProblem | None, bytes | None, int]:
-    """:func:`parse_bytes`, plus what the fast path computed anyway: ``(value, problem, compact, colons)``.
+def parse_bytes_compact(raw: bytes, *, require_object: bool = True) -> tuple[Any, ParseProblem | None, bytes | None, int | None]:
+    """:func:`parse_bytes`, plus what the fast path computed anyway: ``(value, problem, doc, colons)``.
 
-    ``compact`` is ``orjson.dumps(value)`` and ``colons`` its count of ``:``
-    bytes when the fast path parsed the file (else ``None`` and 0), so the
-    loader can run byte-level pre-filters (:func:`inferkb.urls.may_hold_unsafe_url`)
-    without serialising the record again.
+    ``doc`` is an orjson serialisation of ``value`` when the fast path parsed
+    the file: ``raw`` itself for a canonical file (``orjson.dumps(value,
+    option=OPT_INDENT_2)`` and a newline), else ``orjson.dumps(value)``;
+    ``colons`` is its count of ``:`` bytes when counted, else ``None``. Both
+    are ``None`` and 0 after the strict path. The loader runs byte-level
+    pre-filters (:func:`inferkb.urls.may_hold_unsafe_url`) on ``doc`` without
+    serialising the record again.
     """
     if not raw.strip():
         return None, ParseProblem("empty", "file is empty (expected one JSON object)"), None, 0
@@ -200,8 +203,10 @@ def parse_bytes_compact(raw: bytes, *, require_object: bool = True) -> tuple[Any
         return None, ParseProblem("bom", "file starts with a UTF-8 byte-order mark; save it as UTF-8 without BOM", 1, 1), None, 0
     value, compact, colons = _fast_parse(raw)  # the common case: a well-formed record, parsed by orjson
     if value is not _SLOW:
-        # a file with fewer brackets than MAX_DEPTH cannot nest deeper: the walk is skipped for nearly every record
-        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and nesting_depth(value) > MAX_DEPTH:
+        # The walk is skipped for nearly every record: a file with fewer brackets than MAX_DEPTH cannot nest
+        # deeper, nor can a canonical file without a line indented MAX_DEPTH levels (a container at depth
+        # D > 1 opens on a line indented 2 * (D - 1) spaces; a newline never occurs inside a JSON string).
+        if (_DEEP_INDENT in raw if compact is raw else raw.count(b"[") + raw.count(b"{") > MAX_DEPTH) and nesting_depth(value) > MAX_DEPTH:
             return None, _too_deep(), None, 0
         if require_object and not isinstance(value, dict):
             return (*_not_object(value), None, 0)
@@ -266,32 +271,58 @@ _SLOW = object()
 # a run of 19+ digits (2**63 has 19) sends the file to the strict path.
 _DIGIT_MAP = bytes(0x39 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
 _LONG_DIGITS = b"9" * 19
+_DEEP_INDENT = b"\n" + b" " * (2 * MAX_DEPTH)
 
 
-def _fast_parse(raw: bytes) -> tuple[Any, bytes | None, int]:
-    r"""Parse with orjson when that provably gives the strict parser's answer: ``(value, compact, colons)``, else ``(_SLOW, None, 0)``.
+def _fast_parse(raw: bytes) -> tuple[Any, bytes | None, int | None]:
+    r"""Parse with orjson when that provably gives the strict parser's answer: ``(value, doc, colons)``, else ``(_SLOW, None, 0)``.
 
-    ``compact`` is ``orjson.dumps(value)`` for an object or array (``None`` for
-    a scalar) and ``colons`` the number of ``:`` bytes in it (and in ``raw``).
+    ``doc`` is an orjson serialisation of ``value`` for an object or array
+    (``None`` for a scalar): ``raw`` itself when it is the KB's canonical form
+    (below), else ``orjson.dumps(value)``; ``colons`` is the number of ``:``
+    bytes in ``doc`` when it was counted, else ``None``.
 
     orjson is several times faster than the stdlib decoder with a Python
     ``object_pairs_hook`` and rejects what the strict parser rejects (NaN,
-    Infinity, invalid UTF-8, bad syntax), but it differs in two ways, both
-    guarded here. (1) It turns integers beyond 64 bits into floats: a run of
-    19 or more digits takes the strict path. (2) It keeps the last value of a
-    duplicate key silently. Every key in the text is followed by exactly one
-    structural colon, and escapes other than ``\u`` never create or remove a
-    colon inside a string, so a file without ``\u`` escapes has as many ``:``
-    bytes as orjson's compact re-serialisation of the parsed value exactly
-    when no key was dropped. Any mismatch, ``\u`` escape or orjson error takes
-    the strict path, which then gives the exact diagnostic.
+    Infinity, invalid UTF-8, bad syntax, a lone surrogate escape), but it
+    differs in two ways, both guarded here. (1) It turns integers beyond 64
+    bits into floats. (2) It keeps the last value of a duplicate key silently.
+
+    Canonical files (what the store writes: 2-space indent, unescaped UTF-8, a
+    trailing newline) are checked by equality: when ``raw`` is byte for byte
+    ``orjson.dumps(value, option=OPT_INDENT_2)`` plus a newline, the text is
+    the serialisation of the parsed value, so no key was dropped (a dict
+    serialises each of its keys once, and distinct keys serialise differently)
+    and no number changed (a 64-bit-overflowing integer would come back as a
+    float's text). Other files take the byte guards: a run of 19 or more digits
+    (2**63 has 19) or a ``\u`` escape takes the strict path; otherwise every
+    key in the text is followed by exactly one structural colon, and escapes
+    other than ``\u`` never create or remove a colon inside a string, so the
+    text has as many ``:`` bytes as orjson's compact re-serialisation exactly
+    when no key was dropped. Any mismatch or orjson error takes the strict
+    path, which then gives the exact diagnostic.
     """
+    if raw.startswith(b'{\n  "') and raw.endswith(b"}\n"):  # looks canonical: try the equality guard first
+        try:
+            value = orjson.loads(raw)
+            pretty = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+        except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+            return _SLOW, None, 0
+        if len(raw) == len(pretty) + 1 and raw.startswith(pretty):
+            return value, raw, None
+        return _guarded(raw, value)
+    return _guarded(raw, _SLOW)
+
+
+def _guarded(raw: bytes, value: Any) -> tuple[Any, bytes | None, int | None]:
+    """The byte guards of :func:`_fast_parse` for a file that is not canonical (``value``: orjson's parse, or ``_SLOW``)."""
     if b"\\u" in raw or _LONG_DIGITS in raw.translate(_DIGIT_MAP):
         return _SLOW, None, 0
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return _SLOW, None, 0
+    if value is _SLOW:
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return _SLOW, None, 0
     compact = None
     colons = 0
     if isinstance(value, (dict, list)):

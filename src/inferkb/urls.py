@@ -113,7 +113,12 @@ _ESCAPES = (b"\\b", b"\\t", b"\\n", b"\\f", b"\\r")
 
 
 def may_hold_unsafe_url(doc: bytes, colons: int | None = None) -> bool:
-    """False only when :func:`unsafe_urls` finds nothing in the value ``doc`` serialises (``doc`` = ``orjson.dumps(value)``).
+    """False only when :func:`unsafe_urls` finds nothing in the value ``doc`` serialises.
+
+    ``doc`` is ``orjson.dumps(value)``, compact or with ``OPT_INDENT_2`` (and a
+    trailing newline): the two differ only by spaces and newlines between
+    tokens, never inside a string, and both tests below look only at colons and
+    at what follows a quote (spaces dropped), so they give the same answer.
 
     A necessary condition for a finding, see :data:`_MAYBE_DANGEROUS`; True may be a false alarm.
 

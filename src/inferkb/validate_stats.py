@@ -41,6 +41,8 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import orjson
+
 from .findings import Finding
 from .rules import Rule, register
 
@@ -104,6 +106,14 @@ DURATION_KEYS = frozenset({"duration", "duration_s", "duration_ms", "duration_ns
 
 
 def _num(value: Any) -> float | None:
+    kind = type(value)  # exact types first: nearly every call gets a float or an int parsed from JSON
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is int:
+        try:
+            return float(value)
+        except OverflowError:
+            return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
@@ -201,6 +211,15 @@ def _durations(value: Any, path: str) -> Iterator[tuple[str, float]]:
             yield from _durations(v, f"{path}[{i}]")
 
 
+def _may_hold_duration(value: Any) -> bool:
+    """False only when no key of :data:`DURATION_KEYS` occurs anywhere in ``value`` (each serialises as ``"duration...``),
+    tested on its orjson serialisation, so :func:`_durations` need not walk it; True when it cannot be serialised."""
+    try:
+        return b'"duration' in orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits (strict-path records), a non-str key
+        return True
+
+
 def _zero_token_rates(data: Mapping[str, Any], metrics: Mapping[str, Mapping[str, Any]], add: Any) -> None:
     """KB122 for a token throughput of zero or less (``-0.0`` included) beside a positive request rate in one record.
 
@@ -283,7 +302,8 @@ def stat_findings(data: Mapping[str, Any], metrics: Mapping[str, Mapping[str, An
             elif x == 0 and zero_is_impossible(name):
                 add(KB122, f"{where}.{slot}", f"{slot} = 0 for the latency metric {name}; a request cannot take no time")
     _zero_token_rates(data, metrics, add)
-    for field, x in _durations({k: data.get(k) for k in ("submission", "environment", "conditions")}, ""):
+    timed = {k: data.get(k) for k in ("submission", "environment", "conditions")}
+    for field, x in _durations(timed, "") if _may_hold_duration(timed) else ():
         if x <= 0:
             add(KB122, field, f"{field} = {x:g}; a run cannot last no time")
     return out

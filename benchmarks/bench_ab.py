@@ -1,0 +1,87 @@
+"""Interleaved A/B of one inferkb command between source trees: medians of wall and of user+sys CPU.
+
+Usage::
+
+    python benchmarks/bench_ab.py --kb DIR [--rounds 7] [--src main=/work/main/src] [--src branch=src]
+                                  [--env branch2=INFERKB_JOBS=2] [--cmd validate] [-- extra args]
+
+Each ``--src NAME=PATH`` is a variant run as ``PYTHONPATH=PATH python -m inferkb <cmd> --kb DIR
+--format json`` (the load cache off: ``INFERKB_NO_CACHE=1``, stdout to ``/dev/null``); ``--env
+NAME=VAR=VALUE`` adds a variant of the last ``--src`` with one more environment variable. One
+untimed warm-up round, then ``--rounds`` rounds, each running every variant once in turn, so a
+change in the machine's load hits every variant alike. CPU is the child's own user + sys time
+(``os.wait4``). Prints the 1-minute load average at the start and the end, a per-variant table of
+medians and minima, and each variant's median against the first one's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """``(wall s, user+sys CPU s)`` of one run of ``cmd`` with ``env``, stdout and stderr to /dev/null."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.execve(cmd[0], cmd, env)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - start
+    os.close(null)
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} exited with {os.waitstatus_to_exitcode(status)}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kb", required=True, type=Path)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--cmd", default="validate")
+    ap.add_argument("--src", action="append", default=[], metavar="NAME=PATH")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VAR=VALUE")
+    ap.add_argument("extra", nargs="*")
+    args = ap.parse_args(argv)
+    srcs = args.src or [f"branch={HERE.parent / 'src'}"]
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"INFERKB_NO_CACHE": "1"}
+    variants: list[tuple[str, dict[str, str]]] = []
+    for spec in srcs:
+        name, _, path = spec.partition("=")
+        variants.append((name, base | {"PYTHONPATH": str(Path(path).resolve())}))
+    for spec in args.env:
+        name, _, assignment = spec.partition("=")
+        var, _, value = assignment.partition("=")
+        variants.append((name, variants[len(srcs) - 1][1] | {var: value}))
+    cmd = [sys.executable, "-m", "inferkb", args.cmd, "--kb", str(args.kb), "--format", "json", *args.extra]
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in variants}
+    load0 = os.getloadavg()[0]
+    for _name, env in variants:  # warm-up: page cache, .pyc files
+        run_once(cmd, env)
+    for _ in range(args.rounds):
+        for name, env in variants:
+            times[name].append(run_once(cmd, env))
+    load1 = os.getloadavg()[0]
+    print(f"{args.cmd} --kb {args.kb}: {args.rounds} rounds, load average {load0:.2f} -> {load1:.2f}")
+    print(f"| variant | median wall s | min wall s | median cpu s | min cpu s | wall vs {variants[0][0]} |")
+    print("|--|--:|--:|--:|--:|--:|")
+    first = statistics.median(w for w, _ in times[variants[0][0]])
+    for name, _ in variants:
+        walls = [w for w, _ in times[name]]
+        cpus = [c for _, c in times[name]]
+        med = statistics.median(walls)
+        print(f"| {name} | {med:.3f} | {min(walls):.3f} | {statistics.median(cpus):.3f} | {min(cpus):.3f} | {med / first:.2f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
