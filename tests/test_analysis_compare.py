@@ -151,3 +151,61 @@ def test_mixed_hardware_systems_get_no_per_accelerator_figure_and_are_not_ranked
     ranked = {r.id for c in res.classes for r in c.rows}
     assert rid not in ranked
     assert any(n.id == rid and "mixed hardware" in n.reason for n in res.not_comparable)
+
+
+def _with_version(version: str) -> dict:
+    return {"input_tokens": 1024, "output_tokens": 1024, "concurrency": 64, "warmup": 10, "engine_version": version}
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("v0.9.2", "0.9.2", True),  # a leading "v" is not part of the version
+        ("10.2", "10.2.0", True),  # PEP 440: release segments compare with zero padding
+        ("1.3.0rc0", "1.3rc0", True),
+        ("10.2.0.19", "10.2.0", False),  # a more precise build is another version
+        ("0.9.2", "0.9.2.post1", False),
+        ("nightly, commit dea63512", "nightly, commit dea63512", True),
+        ("nightly, commit dea63512", "Nightly, commit DEA63512", False),  # not a version: the exact string
+        ("feat/1.2-mlpinf", "1.2", False),
+        ("0123456", "123456", False),  # a commit id, not the release number 123456
+    ],
+)
+def test_engine_versions_are_compared_as_versions_and_other_strings_exactly(tmp_path, a, b, same):
+    kb = inferkb.open(make_kb(tmp_path, [bench("a", 1.0, conditions=_with_version(a)), bench("b", 2.0, conditions=_with_version(b))]))
+    res = compare(kb, model="m70")
+    assert len(res.classes) == (1 if same else 2)
+    s = split("a", kb.get("a").data, "b", kb.get("b").data)
+    assert s.comparable is same
+    if not same:
+        assert s.differ == {"engine_version": (a, b)}
+
+
+def test_a_class_names_the_version_spellings_it_merged(tmp_path):
+    records = [
+        bench("a", 1.0, conditions=_with_version("10.2.0")),
+        bench("b", 2.0, conditions=_with_version("10.2")),
+        bench("c", 3.0, conditions=_with_version("10.2.0")),
+        bench("d", 4.0, conditions=_with_version("10.2.0.19")),
+    ]
+    kb = inferkb.open(make_kb(tmp_path, records))
+    res = compare(kb, model="m70")
+    merged = next(c for c in res.classes if c.size == 3)
+    assert merged.key["engine_version"] == "10.2.0"  # the spelling most of its rows use
+    assert merged.spellings == {"engine_version": ["10.2.0", "10.2"]}
+    alone = next(c for c in res.classes if c.size == 1)
+    assert alone.spellings == {} and alone.key["engine_version"] == "10.2.0.19"
+    assert res.split_by == {"engine_version": 2}
+    assert res.to_dict()["classes"][0]["spellings"] == {"engine_version": ["10.2.0", "10.2"]}
+
+
+def test_bundled_kb_merges_tensorrt_10_2_and_10_2_0_when_hardware_is_varied():
+    # MLPerf v4.1: Fujitsu's rows say "TensorRT 10.2", every other TensorRT row of the round "TensorRT 10.2.0".
+    kb = inferkb.open()
+    res = compare(kb, model="llama-2-70b", scenario="offline", vary=["hardware"])
+    merged = [c for c in res.classes if "engine_version" in c.spellings]
+    assert merged, "no class merged two spellings of one engine version"
+    for cls in merged:
+        assert sorted(cls.spellings["engine_version"]) == ["10.2", "10.2.0"]
+        ids = {r.id for r in cls.rows} | {x for r in cls.rows for x in r.same_measurement}
+        assert any("fujitsu" in i for i in ids) and any("fujitsu" not in i for i in ids)

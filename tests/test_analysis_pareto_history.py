@@ -89,6 +89,13 @@ def test_history_orders_rounds_and_shows_the_software_change(tmp_path):
     assert res.without_series == 1
 
 
+def test_history_does_not_call_a_respelt_engine_version_a_change(tmp_path):
+    recs = [_round("r41", "v4.1", 20000.0, "10.2"), _round("r50", "v5.0", 24000.0, "10.2.0"), _round("r61", "v6.1", 30000.0, "10.2.0.19")]
+    (line,) = history(inferkb.open(make_kb(tmp_path, recs)), model="m70").lines
+    assert line.points[1].software_changed == {}
+    assert line.points[2].software_changed == {"engine_version": ["10.2.0", "10.2.0.19"]}
+
+
 def test_history_keeps_divisions_apart(tmp_path):
     a = _round("a", "v5.0", 1.0, "1")
     b = _round("b", "v6.1", 2.0, "1")

@@ -51,6 +51,20 @@ def test_compare_why_lists_the_splitting_conditions(tmp_path):
     assert "differs  engine: 'vllm' vs 'sglang'" in proc.stdout and "missing  warmup: not stated by the second" in proc.stdout
 
 
+def test_compare_text_names_the_version_spellings_a_class_merged(tmp_path):
+    cond = {"input_tokens": 1024, "output_tokens": 1024, "concurrency": 64, "warmup": 10}
+    root = make_kb(
+        tmp_path,
+        [bench("a", 1.0, conditions=dict(cond, engine_version="v0.9.2")), bench("b", 2.0, conditions=dict(cond, engine_version="0.9.2"))],
+    )
+    proc = run("compare", "--model", "m70", "--kb", root)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 comparability class(es)" in proc.stdout
+    assert "merged spellings: engine_version: 0.9.2 = v0.9.2" in proc.stdout
+    why = run("compare", "--why", "a", "b", "--kb", root)
+    assert "comparable: every condition is stated and equal" in why.stdout
+
+
 def test_compare_plot_writes_svg(tmp_path):
     out = tmp_path / "c.svg"
     proc = run("compare", "--model", "llama-2-70b", "--scenario", "offline", "--vary", "format,engine,engine_version", "--plot", out)

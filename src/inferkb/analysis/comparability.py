@@ -23,7 +23,9 @@ Conditions, in key order (:data:`CONDITIONS`):
   "fixed by" its definition (the suite's rules set the dataset, sequence
   lengths, load pattern and run duration, so they are declared, not missing);
 - ``engine`` (``engine_id``), ``engine_version`` (``conditions.engine_version``,
-  else ``environment.engine_version``).
+  else ``environment.engine_version``), compared as a version
+  (:func:`version_key`: ``v0.9.2`` = ``0.9.2``, ``10.2`` = ``10.2.0``, but
+  ``10.2.0.19`` is another build); a class lists the spellings it merged.
 
 A caller may **vary** conditions (``vary=("engine", "engine_version")``): they
 leave the key and become columns of the ranking. ``division`` cannot be varied.
@@ -32,9 +34,13 @@ leave the key and become columns of the ranking. ``division`` cannot be varied.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from packaging.utils import canonicalize_version
+from packaging.version import InvalidVersion, Version
 
 from .common import devices_of, is_number, mlperf_division, mlperf_round
 
@@ -45,6 +51,32 @@ NOT_APPLICABLE = "n/a"
 NEVER_VARIED = frozenset({"division", "model", "metric"})
 # Conditions fixed by a suite's rules when the record comes from one.
 SUITE_FIXED = ("input_tokens", "output_tokens", "load", "warmup")
+# A commit id: PEP 440 would read an all-digit one ("8907517") as a release number, and drop its leading zeros.
+_COMMIT = re.compile(r"[0-9a-f]{7,40}", re.I)
+
+
+def version_key(text: str) -> str:
+    """The form an engine version is compared in: ``"v0.9.2"`` and ``"0.9.2"`` -> ``"0.9.2"``, ``"10.2"`` and ``"10.2.0"`` -> ``"10.2"``.
+
+    A string that parses as a PEP 440 version (packaging's ``Version``, after
+    stripping surrounding whitespace and one leading ``v``/``V``) becomes its
+    canonical form with trailing zero release parts dropped
+    (``canonicalize_version(..., strip_trailing_zero=True)``), so spellings PEP 440
+    calls equal meet; a more precise build stays apart (``"10.2.0.19"`` !=
+    ``"10.2.0"``). Anything else (``"nightly, commit dea63512"``, a commit id
+    such as ``"ee59a7c6..."`` or ``"8907517"``, a branch ``"feat/1.2-mlpinf"``)
+    is compared as the exact string, stripped of surrounding whitespace.
+    Source of the equality rule: PEP 440, "Version matching" (release segments
+    compared with zero padding) as implemented by ``packaging.version``.
+    """
+    raw = text.strip()
+    if _COMMIT.fullmatch(raw):
+        return raw
+    bare = raw[1:] if raw[:1] in ("v", "V") else raw
+    try:
+        return canonicalize_version(Version(bare), strip_trailing_zero=True)
+    except InvalidVersion:
+        return raw
 
 
 def _suite_definition(data: dict[str, Any]) -> str | None:
@@ -169,10 +201,10 @@ class ConditionSet:
     def key(self, vary: Iterable[str] = ()) -> tuple[tuple[str, Any], ...]:
         """The class key: ``((name, value), ...)`` in :data:`CONDITION_NAMES` order, varied conditions left out.
 
-        Strings are compared case- and whitespace-insensitively, numbers as floats.
+        Values are in their compared form (:func:`match_value`).
         """
         skip = set(vary)
-        return tuple((n, _norm(self.values.get(n))) for n in CONDITION_NAMES if n not in skip)
+        return tuple((n, match_value(n, self.values.get(n))) for n in CONDITION_NAMES if n not in skip)
 
     def to_dict(self) -> dict[str, Any]:
         """``{"values": {...}, "fixed_by": {...}}``; a missing value is ``null``."""
@@ -239,12 +271,16 @@ def split(a_id: str, a: dict[str, Any], b_id: str, b: dict[str, Any], vary: Iter
         va, vb = ca.values.get(name), cb.values.get(name)
         if va is MISSING or vb is MISSING:
             missing[name] = "both" if va is MISSING and vb is MISSING else ("a" if va is MISSING else "b")
-        elif _norm(va) != _norm(vb):
+        elif match_value(name, va) != match_value(name, vb):
             differ[name] = (va, vb)
     return Split(a_id, b_id, differ, missing)
 
 
-def _norm(v: Any) -> Any:
-    if is_number(v):
-        return float(v)
-    return str(v).strip().lower() if isinstance(v, str) else v
+def match_value(name: str, value: Any) -> Any:
+    """The form condition ``name``'s ``value`` is compared in: an engine version by :func:`version_key`, other strings
+    case- and whitespace-insensitively, numbers as floats; ``None`` (missing) stays ``None``."""
+    if name == "engine_version" and (isinstance(value, str) or is_number(value)):
+        return version_key(str(value))
+    if is_number(value):
+        return float(value)
+    return value.strip().lower() if isinstance(value, str) else value

@@ -17,6 +17,7 @@ per-accelerator figure (:func:`inferkb.analysis.common.per_accelerator`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -74,13 +75,19 @@ class RankedRow:
 
 @dataclass
 class ComparisonClass:
-    """One comparability class: ``id`` (hash of the key), ``key`` (condition -> value), ranked ``rows``, ``direction``."""
+    """One comparability class: ``id`` (hash of the key), ``key`` (condition -> value), ranked ``rows``, ``direction``.
+
+    ``key`` shows each condition as its rows spell it (the most common spelling when they differ);
+    ``spellings`` lists, for a condition whose rows spell one value differently (engine versions
+    ``"10.2"`` and ``"10.2.0"``: equal under PEP 440), every spelling merged, most common first.
+    """
 
     id: str
     key: dict[str, Any]
     fixed_by: dict[str, str]
     direction: str | None
     rows: list[RankedRow]
+    spellings: dict[str, list[Any]] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -290,7 +297,7 @@ def compare(
     else:
         filters = {"records": len(records)}
     groups: dict[tuple, list[tuple[Record, Any, float]]] = {}
-    shown: dict[tuple, dict[str, Any]] = {}
+    spelt: dict[tuple, dict[str, Counter]] = {}
     fixed: dict[tuple, dict[str, str]] = {}
     not_comparable: list[NotComparable] = []
     for rec in records:
@@ -319,21 +326,44 @@ def compare(
             continue
         key = cs.key(varied)
         groups.setdefault(key, []).append((rec, pa, float(pa.value if pa else value)))
-        shown.setdefault(key, {n: v for n, v in cs.values.items() if n not in varied})
+        counts = spelt.setdefault(key, {})
+        for n, v in cs.values.items():
+            if n not in varied:
+                counts.setdefault(n, Counter())[v] += 1
         fixed.setdefault(key, {n: v for n, v in cs.fixed_by.items() if n not in varied})
-    classes = [_rank(kb, key, members, shown[key], fixed[key], varied) for key, members in groups.items()]
+    classes = []
+    for key, members in groups.items():
+        shown, spellings = _shown(spelt[key])
+        cls = _rank(kb, key, members, shown, fixed[key], varied)
+        cls.spellings = spellings
+        classes.append(cls)
     classes.sort(key=lambda c: (-c.size, c.id))
     split_by: dict[str, int] = {}
-    if len(classes) > 1:
-        for name in CONDITION_NAMES:
-            if name in varied:
-                continue
-            distinct = {repr(c.key.get(name)) for c in classes}
+    if len(groups) > 1:
+        for i, name in enumerate(n for n in CONDITION_NAMES if n not in varied):
+            # Counted in the compared form, so two spellings of one version are one value.
+            distinct = {repr(key[i][1]) for key in groups}
             if len(distinct) > 1:
                 split_by[name] = len(distinct)
     return CompareResult(
         filters, list(varied), per_accelerator_basis, list(CONDITION_NAMES), classes, not_comparable, split_by, len(records)
     )
+
+
+def _shown(counts: dict[str, Counter]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """(condition -> the spelling shown, condition -> every spelling merged when there are several), from spelling counts.
+
+    The shown spelling is the most common one; on a tie the first in sorted text order, so the output does not depend
+    on the order records were read in.
+    """
+    shown: dict[str, Any] = {}
+    merged: dict[str, list[Any]] = {}
+    for name, counter in counts.items():
+        ordered = sorted(counter.items(), key=lambda kv: (-kv[1], str(kv[0])))
+        shown[name] = ordered[0][0]
+        if len(ordered) > 1:
+            merged[name] = [v for v, _ in ordered]
+    return shown, merged
 
 
 def _rank(

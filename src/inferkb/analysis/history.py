@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .common import AnalysisError, is_number, lookup, mlperf_division, mlperf_round, per_accelerator, rate_label, round_order
+from .comparability import match_value
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -30,6 +31,13 @@ SOFTWARE_FIELDS = (
     ("os", lambda d: (d.get("environment") or {}).get("os")),
     ("format", lambda d: d.get("format_id")),
 )
+
+
+def _differs(name: str, before: Any, after: Any) -> bool:
+    """True when a software field changed between rounds; engine versions compared as versions (``10.2`` = ``10.2.0``)."""
+    if name == "engine_version" and before is not None and after is not None:
+        return match_value(name, before) != match_value(name, after)
+    return before != after
 
 
 @dataclass
@@ -139,7 +147,7 @@ def history(
                 prev = points[-1]
                 point.change_pct = _pct(prev.value, point.value)
                 point.per_accelerator_change_pct = _pct(prev.per_accelerator, point.per_accelerator)
-                point.software_changed = {n: [prev.software.get(n), v] for n, v in software.items() if prev.software.get(n) != v}
+                point.software_changed = {n: [prev.software.get(n), v] for n, v in software.items() if _differs(n, prev.software.get(n), v)}
             points.append(point)
         lines.append(HistoryLine(key[0], key[1], key[2], key[3], key[4], label, points))
     lines.sort(key=lambda ln: (ln.system_series, ln.benchmark, str(ln.scenario)))

@@ -149,6 +149,8 @@ def _print_compare(result, show_all: bool) -> None:
     limit = None if show_all else 10
     for cls in result.classes[: None if show_all else 8]:
         key = ", ".join(f"{k}={'fixed' if k in cls.fixed_by else _short(v)}" for k, v in cls.key.items() if v != "n/a")
+        if cls.spellings:
+            key += "\n  merged spellings: " + "; ".join(f"{k}: {' = '.join(_short(v) for v in vs)}" for k, vs in cls.spellings.items())
         label = cls.rows[0].label if cls.rows else ""
         t = _table(
             f"\nclass {cls.id}: {cls.size} row(s), {label}; {cls.direction or 'no direction, unranked'}{' is better' if cls.direction else ''}\n  key: {key}",

@@ -187,9 +187,11 @@ class Comparisons:
         strict = LENSES[0]
         res = grp.results[strict.name]
         full_keys: dict[str, tuple] = {}
+        by_id = {r.id: r for r in grp.records}
         for cls in res.classes:
             href = f"{grp.href(strict)}#class-{cls.id}"
-            key = tuple(cls.key.get(n) for n in CONDITION_NAMES)
+            # The compared form (engine versions canonical), as the class itself was formed: not the spelling shown.
+            key = tuple(v for _, v in conditions_of(by_id[cls.rows[0].id].data).key())
             for row in cls.rows:
                 same = [row.id, *row.same_measurement]  # one measurement, counted once
                 others = [m for r in cls.rows if r is not row for m in (r.id, *r.same_measurement)]
@@ -197,7 +199,6 @@ class Comparisons:
                     folded = [x for x in same if x != rid]
                     self._placements[rid] = Placement("class" if others else "alone", grp, cls.id, others, folded, href=href)
                     full_keys[rid] = key
-        by_id = {r.id: r for r in grp.records}
         for nc in res.not_comparable:
             rec = by_id.get(nc.id)
             missing = [(m, self.why_missing(rec, m) if rec is not None else "") for m in nc.missing]

@@ -196,6 +196,8 @@ def _class_choice(ctx: PageContext, grp: ModelGroup, lens: Lens, cls: Comparison
         text = str(value)
         if name in cls.fixed_by:
             text = f"fixed by {cls.fixed_by[name]}"
+        elif name in cls.spellings:
+            text += " (one value, spelled " + ", ".join(repr(str(v)) for v in cls.spellings[name]) + " by the records)"
         description.append((CONDITION_LABELS.get(name, name), text))
     for name in lens.vary:
         description.append((CONDITION_LABELS.get(name, name), "varies: see the table"))
