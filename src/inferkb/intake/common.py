@@ -457,7 +457,8 @@ def identity_gaps(record: dict[str, Any], fmt: str, checked: list[str], findings
         )
 
 
-_STAT_SLOTS = {"50": "p50", "90": "p90", "95": "p95", "99": "p99", "99.9": "p999"}
+# Percentile number (as the harnesses spell it) -> the stats slot the record model has for it; others go under "percentiles".
+PERCENTILE_SLOTS = {"50": "p50", "90": "p90", "95": "p95", "99": "p99", "99.9": "p999"}
 
 
 def distribution(
@@ -490,8 +491,8 @@ def distribution(
         if raw is None:
             continue
         x = number(raw, path, f"{field}.{key}") * scale
-        if pct in _STAT_SLOTS:
-            stats.setdefault(_STAT_SLOTS[pct], x)
+        if pct in PERCENTILE_SLOTS:
+            stats.setdefault(PERCENTILE_SLOTS[pct], x)
         else:
             extra[f"p{pct}"] = x
     out: dict[str, Any] = {"stats": stats}

@@ -62,7 +62,6 @@ RATES = {
     "request_throughput": "request_throughput_rps",
 }
 _STAT = re.compile(r"^(mean|median|std|p(\d+(?:\.\d+)?))_(ttft|tpot|itl|e2e_latency)_ms$")
-_SLOTS = {"50": "p50", "90": "p90", "95": "p95", "99": "p99", "99.9": "p999"}
 # server_info keys worth keeping beside the record (the rest of the ~20 KB dict is launch plumbing).
 SERVER_KEYS = (
     "version",
@@ -176,8 +175,8 @@ def latency_metrics(doc: dict[str, Any], path: Path, where: str) -> dict[str, di
             entry["stats"]["p50"] = x
         elif kind == "std":
             entry["stats"]["stdev"] = x
-        elif pct in _SLOTS:
-            entry["stats"][_SLOTS[pct]] = x
+        elif pct in C.PERCENTILE_SLOTS:
+            entry["stats"][C.PERCENTILE_SLOTS[pct]] = x
         else:
             entry.setdefault("percentiles", {})[f"p{pct}"] = x
     return out

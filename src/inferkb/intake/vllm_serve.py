@@ -62,7 +62,6 @@ RATE_KEYS = {
     "request_throughput": "request_throughput_rps",
 }
 _STAT_KEY = re.compile(r"^(mean|median|std|p(\d+(?:\.\d+)?))_([a-z0-9]+)_ms$")
-_STAT_SLOTS = {"50": "p50", "90": "p90", "95": "p95", "99": "p99", "99.9": "p999"}
 RELEVANT = (
     "concurrency",
     "request_rate",
@@ -137,8 +136,8 @@ def latency_metrics(doc: dict[str, Any], path: Path) -> dict[str, dict[str, Any]
             entry["stats"]["stdev"] = x
         else:
             pct = pct.rstrip("0").rstrip(".") if "." in pct else pct
-            if pct in _STAT_SLOTS:
-                entry["stats"][_STAT_SLOTS[pct]] = x
+            if pct in C.PERCENTILE_SLOTS:
+                entry["stats"][C.PERCENTILE_SLOTS[pct]] = x
             else:
                 entry.setdefault("percentiles", {})[f"p{pct}"] = x
     return out
