@@ -47,6 +47,19 @@ def _diff(old: dict, new: dict) -> None:
         click.echo(clean(line))
 
 
+def _agreement(kb, key_of: dict, existing: list[str]):
+    """Compare the records of a dry run that exist with different content against their stored versions."""
+    from ..intake.agreement import agreement
+
+    paths = set(existing)
+    pairs = []
+    for key, rec in key_of.items():
+        stored = kb.resolve(key)
+        if stored is not None and str(kb.record_path(rec["type"], rec["id"])) in paths:
+            pairs.append((key, stored.data, rec))
+    return agreement(pairs)
+
+
 @command()
 @click.argument("fmt_name", metavar="FORMAT", required=False)
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
@@ -79,7 +92,8 @@ def _diff(old: dict, new: dict) -> None:
     "--dry-run",
     is_flag=True,
     help="Print the records and run the write's validation (same findings, same exit code); write nothing. "
-    "Records that exist with different content are listed, not refused.",
+    "Records that exist with different content are listed, not refused, and every number they share with the "
+    "stored records is compared (equal / differ, and the numbers only one side has).",
 )
 @click.option("--update", is_flag=True, help="Replace existing records (shows the diff).")
 @click.option("--list", "--list-formats", "list_only", is_flag=True, help="List the formats and exit (same as FORMAT 'list').")
@@ -201,6 +215,7 @@ def intake(
     paths = {key: str(kb.root / kb.records[key].path) for key in written if key in kb.records}
     key_of = {f"{kb.profile.types[r['type']].dir}/{r['id']}": r for r in result.records if r.get("type") in kb.profile.types}
     built = count_by_type(result.records)
+    agree = _agreement(kb, key_of, existing) if existing else None
     wrote = count_by_type(key_of[k] for k in written if k in key_of)
     if fmt == "json":
         emit_json(
@@ -215,6 +230,7 @@ def intake(
                 "model_ids": linked,
                 "unchanged": unchanged,
                 "exists_different": existing,
+                "exists_different_agreement": agree.to_dict() if agree else None,
                 "findings": [f.to_dict() for f in result.findings],
                 "stats": result.stats,
             }
@@ -239,6 +255,8 @@ def intake(
         click.echo(
             clean(f"{len(existing)} records exist with different content: a write refuses them without --update (first: {existing[0]})")
         )
+        for line in agree.lines():
+            click.echo(clean(line))
     if dry_run:
         outcome = "wrote nothing (dry run)"
     else:
