@@ -392,6 +392,33 @@ def test_stats_counts_benchmarks_per_origin(tmp_path):
     assert stats(inferkb.open(kb))["benchmark_origins"] == {"mlperf-inference": 2, "(none)": 1}
 
 
+def test_stats_counts_benchmarks_per_round_and_division_in_round_order(tmp_path):
+    def sub(rnd, division=None):
+        return {"round": rnd, **({"division": division} if division else {})}
+
+    kb = write_kb(
+        tmp_path / "k",
+        {
+            "data/benchmarks/a.json": rec("benchmark", "a", origin="mlperf-inference", submission=sub("v10.0", "closed")),
+            "data/benchmarks/b.json": rec("benchmark", "b", origin="mlperf-inference", submission=sub("v4.1", "open")),
+            "data/benchmarks/c.json": rec("benchmark", "c", origin="mlperf-inference", submission=sub("v4.1", "open")),
+            "data/benchmarks/d.json": rec("benchmark", "d", origin="mlperf-inference", submission=sub("v4.1")),
+            "data/benchmarks/e.json": rec("benchmark", "e", origin="localscore"),  # no round: not listed
+            "data/benchmarks/f.json": rec("benchmark", "f", origin="x", submission={"round": 3}),  # not a string
+        },
+    )
+    rounds = stats(inferkb.open(kb))["benchmark_rounds"]
+    assert rounds == {"mlperf-inference": {"v4.1": {"(none)": 1, "open": 2}, "v10.0": {"closed": 1}}}
+    assert list(rounds["mlperf-inference"]) == ["v4.1", "v10.0"]  # v10 after v4, not before
+
+
+def test_bundled_stats_per_round_add_up_to_the_mlperf_origin(bundled):
+    data = stats(bundled)
+    per_round = {rnd: sum(divs.values()) for rnd, divs in data["benchmark_rounds"]["mlperf-inference"].items()}
+    assert sum(per_round.values()) == data["benchmark_origins"]["mlperf-inference"]
+    assert set(per_round) == {"v4.1", "v5.1", "v6.0", "v6.1"}
+
+
 def test_round_json_import_into_an_empty_kb_matches_the_bundled_records(tmp_path, bundled):
     """Importing v6.0 afresh gives the bundled values (the import is reproducible)."""
     root = tmp_path / "kb"

@@ -14,6 +14,7 @@ row, after sorting, for each distinct value of a field).
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -250,6 +251,8 @@ def stats(kb: KB) -> dict[str, Any]:
     record without an ``origin`` is counted under ``"(none)"``. Origins are
     sorted by count, largest first (the shared ``benchmark.origin`` contract:
     how many independent data sets the benchmark evidence comes from).
+    ``"benchmark_rounds"``: ``{origin: {round: {division: n}}}`` for the
+    benchmarks that state ``submission.round`` (MLPerf), sorted by round.
     """
     by_type: dict[str, list[Record]] = defaultdict(list)
     for rec in kb.records.values():
@@ -270,7 +273,35 @@ def stats(kb: KB) -> dict[str, Any]:
     origins = Counter(
         r.data["origin"] if isinstance(r.data.get("origin"), str) and r.data["origin"] else "(none)" for r in by_type.get("benchmark", [])
     )
-    return {"records": len(kb.records), "types": types, "benchmark_origins": dict(sorted(origins.items(), key=lambda kv: (-kv[1], kv[0])))}
+    rounds: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
+    counted = _round_counts(by_type.get("benchmark", []))
+    for (origin, rnd, division), n in sorted(counted.items(), key=lambda kv: (kv[0][0], _natural(kv[0][1]), kv[0][2])):
+        rounds[origin][rnd][division] = n
+    return {
+        "records": len(kb.records),
+        "types": types,
+        "benchmark_origins": dict(sorted(origins.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "benchmark_rounds": {origin: {rnd: dict(divs) for rnd, divs in by_round.items()} for origin, by_round in rounds.items()},
+    }
+
+
+def _natural(text: str) -> list:
+    """Sort key that orders the digit runs of ``text`` as numbers (``v4.1`` < ``v10.0``)."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part]
+
+
+def _round_counts(benchmarks: list[Record]) -> Counter:
+    """``{(origin, round, division): n}`` over the benchmarks whose ``submission.round`` is a string (MLPerf rounds);
+    a missing division counts under ``"(none)"``."""
+    out: Counter = Counter()
+    for r in benchmarks:
+        sub = r.data.get("submission")
+        if not isinstance(sub, dict) or not isinstance(sub.get("round"), str) or not sub["round"]:
+            continue
+        origin = r.data["origin"] if isinstance(r.data.get("origin"), str) and r.data["origin"] else "(none)"
+        division = sub["division"] if isinstance(sub.get("division"), str) and sub["division"] else "(none)"
+        out[origin, sub["round"], division] += 1
+    return out
 
 
 def gaps(kb: KB) -> dict[str, Any]:

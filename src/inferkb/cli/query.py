@@ -181,7 +181,8 @@ def refs(record_id, kb_path, fmt) -> None:
 @kb_option
 @click.option("--format", "fmt", type=FORMATS, default="text", show_default=True)
 def stats(kb_path, fmt) -> None:
-    """Counts by type and status, mean confidence, and benchmark records per origin (data set)."""
+    """Counts by type and status, mean confidence, and benchmark records per origin (data set) and per round
+    and division for the records that state a round (MLPerf)."""
     from ..query import stats as do_stats
 
     data = do_stats(open_kb(kb_path))
@@ -202,6 +203,15 @@ def stats(kb_path, fmt) -> None:
         origins = [{"origin": origin, "benchmark records": n} for origin, n in data["benchmark_origins"].items()]
         click.echo("")
         emit_rows(origins, ["origin", "benchmark records"], "text", title="benchmark records per origin")
+    rounds = [
+        {"origin": origin, "round": rnd, "division": division, "benchmark records": n}
+        for origin, by_round in data.get("benchmark_rounds", {}).items()
+        for rnd, divisions in by_round.items()
+        for division, n in divisions.items()
+    ]
+    if rounds:
+        click.echo("")
+        emit_rows(rounds, ["origin", "round", "division", "benchmark records"], "text", title="benchmark records per round")
 
 
 @command()
