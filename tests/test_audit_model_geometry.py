@@ -74,7 +74,11 @@ def test_the_community_benchmarks_model_records_state_a_kv_size_their_geometry_g
     assert [f for f in report.findings if f.record.split("/")[-1] in COMMUNITY_MODELS] == []
 
 
-def test_decilm_states_no_kv_size_because_its_kv_heads_vary_per_layer():
+def test_decilm_states_its_kv_size_summed_over_its_per_layer_kv_heads():
+    # KV heads vary per layer, so no single num_kv_heads is true; the per-layer list has one entry for each of the
+    # 32 layers and sums to 67: 67 x head_dim 128 x 2 (K and V) x 2 B = 34,304 B per token.
     rec = inferkb.open().get("decilm-7b")
-    assert rec.data["num_kv_heads"] is None and rec.data["kv_cache_bytes_per_token"] is None
-    assert "34304" in rec.data["notes"]
+    assert rec.data["num_kv_heads"] is None
+    heads = rec.data["num_kv_heads_per_layer"]
+    assert len(heads) == rec.data["num_layers"] == 32 and sum(heads) == 67
+    assert rec.data["kv_cache_bytes_per_token"] == 34_304
