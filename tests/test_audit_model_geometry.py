@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import inferkb
 from analysis_helpers import make_kb
 
@@ -62,7 +64,8 @@ def test_bundled_models_all_match():
 
 COMMUNITY_MODELS = (
     "llama-2-7b llama-2-13b llama-7b llama-3-8b llama-3-70b llama-3-2-1b mistral-7b-v0-1 qwen2-7b qwen2-72b qwen1-5-7b "
-    "qwen2-5-14b qwen3-5-397b-a17b minimax-m2-5 glm-5 bloom-7b1 opt-6-7b aquila-7b"
+    "qwen2-5-14b qwen3-5-397b-a17b minimax-m2-5 glm-5 bloom-7b1 opt-6-7b aquila-7b "
+    "gemma-7b llama-13b opt-13b mistral-7b-v0-3 llama-3-1-70b decilm-7b"
 ).split()
 
 
@@ -74,7 +77,24 @@ def test_the_community_benchmarks_model_records_state_a_kv_size_their_geometry_g
     assert [f for f in report.findings if f.record.split("/")[-1] in COMMUNITY_MODELS] == []
 
 
-def test_decilm_states_no_kv_size_because_its_kv_heads_vary_per_layer():
+def test_decilm_states_its_kv_size_summed_over_its_per_layer_kv_heads():
+    # KV heads vary per layer, so no single num_kv_heads is true; the per-layer list has one entry for each of the
+    # 32 layers and sums to 67: 67 x head_dim 128 x 2 (K and V) x 2 B = 34,304 B per token.
     rec = inferkb.open().get("decilm-7b")
-    assert rec.data["num_kv_heads"] is None and rec.data["kv_cache_bytes_per_token"] is None
-    assert "34304" in rec.data["notes"]
+    assert rec.data["num_kv_heads"] is None
+    heads = rec.data["num_kv_heads_per_layer"]
+    assert len(heads) == rec.data["num_layers"] == 32 and sum(heads) == 67
+    assert rec.data["kv_cache_bytes_per_token"] == 34_304
+
+
+def test_gemma_1_1_7b_it_has_no_geometry_and_fit_names_the_missing_field():
+    # No stored page states Gemma 1.1 7B IT's config: the record keeps its geometry null and says why.
+    from inferkb.analysis.common import AnalysisError
+    from inferkb.analysis.fit import fit
+
+    kb = inferkb.open()
+    rec = kb.get("gemma-1-1-7b-it")
+    assert rec.data["num_layers"] is None and rec.data["kv_cache_bytes_per_token"] is None
+    assert "nothing read says so" in rec.data["notes"]
+    with pytest.raises(AnalysisError, match="params_b"):
+        fit(kb, "gemma-1-1-7b-it", "nvidia-h100-sxm", fmt="bf16", context=1024)

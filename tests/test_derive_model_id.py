@@ -180,3 +180,20 @@ def test_the_bundled_kb_has_nothing_left_for_model_id_to_fill(bundled):
     result = derive.run(bundled, "model-id")
     assert result.changes == []
     assert {f.code for f in result.findings} <= {"KB1002"}
+
+
+def test_every_bundled_benchmark_with_a_model_string_links_a_model_record(bundled):
+    unlinked = [
+        (rec.id, rec.data["model"])
+        for rec in bundled.by_type("benchmark")
+        if isinstance(rec.data.get("model"), str) and rec.data["model"].strip() and not rec.data.get("model_id")
+    ]
+    assert unlinked == []
+
+
+def test_open_division_mlperf_records_stay_unlinked_even_when_their_label_names_a_base_model(bundled):
+    # Open submissions may prune, retrain or requantise: llama3_1-70b-fp8_dyn is built from Llama 3.1 70B but is not it.
+    open_records = [r for r in bundled.by_type("benchmark") if (r.data.get("submission") or {}).get("division") == "open"]
+    assert open_records and all(r.data.get("model_id") is None and r.data.get("model") is None for r in open_records)
+    labels = {(r.data["submission"] or {}).get("used_model") for r in open_records}
+    assert "llama3_1-70b-fp8_dyn" in labels

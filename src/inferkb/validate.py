@@ -26,6 +26,7 @@ from .schemas import SchemaSet, schema_doc, schema_file, schema_set
 from .store import KEBAB, Record
 from .store.cache import CacheFile
 from .urls import unsafe_urls
+from .validate_geometry import per_layer_findings
 from .validate_stats import stat_findings
 
 if TYPE_CHECKING:
@@ -106,7 +107,8 @@ def _date_findings(rec: Record, today: _dt.date) -> list[Finding]:
 
 def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
     """Rules JSON Schema cannot state, for one record: id/file, kebab, type/dir, dates, confidence, metric, arms,
-    and for a benchmark the impossible-statistics rules KB120-KB123 (:mod:`inferkb.validate_stats`)."""
+    for a model KB124 (per-layer list length), and for a benchmark the impossible-statistics rules KB120-KB123
+    (:mod:`inferkb.validate_stats`)."""
     d = rec.data
     out: list[Finding] = []
     rid = d.get("id")
@@ -136,6 +138,8 @@ def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
                 field=fld,
             )
         )
+    if rec.type == "model":
+        out.extend(per_layer_findings(rec))
     if rec.type == "benchmark":
         out.extend(stat_findings(d, kb.metrics or bundled_metrics(), record=rec.key, path=rec.path))
         metric = d.get("metric")

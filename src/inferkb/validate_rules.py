@@ -386,6 +386,19 @@ KB113 = register(
         '"$ref": "https://example.org/stats.schema.json"',
     )
 )
+KB124 = register(
+    Rule(
+        "KB124",
+        "per-layer-list-length",
+        "error",
+        "validate",
+        "A model's num_kv_heads_per_layer does not have one entry per layer (its length differs from num_layers).",
+        "The KV-cache size of a variable-GQA model is the sum of the per-layer KV heads; a list one entry short or long "
+        "silently drops or adds a layer's cache in fit and roofline, and says the record was transcribed wrongly.",
+        '{"num_layers": 4, "num_kv_heads_per_layer": [4, 2, 2, 1]}',
+        '{"num_layers": 4, "num_kv_heads_per_layer": [4, 2, 1]}',
+    )
+)
 
 KB201 = register(
     Rule(

@@ -9,6 +9,16 @@ KV-cache bytes per token of context, per attention layer that keeps one
   the cache holds the compressed latent and the decoupled RoPE key):
   ``(kv_lora_rank + qk_rope_head_dim) × b``.
 
+Models whose layers differ in KV heads (DeciLM's variable GQA) state
+``num_kv_heads_per_layer``, one entry per layer; then the per-token figure
+is a sum over layers instead of a product::
+
+    kv bytes per token = sum_i(kv_heads_i) × head_dim × 2 × b
+
+(the GQA formula applied to each layer; with equal entries it reduces to the
+one above). Such a list is not combined with sliding-window or hybrid layer
+counts, which do not say which layers they are.
+
 Which layers keep a cache that grows with context: ``full_attention_layers``
 when stated (hybrid models: Qwen3-Next's Gated DeltaNet layers and other
 linear-attention/SSM layers carry a fixed-size state instead), else
@@ -21,7 +31,8 @@ tokens. So per sequence of ``L`` tokens::
 Under tensor parallelism of degree TP the weights split evenly
 (``params × bytes per weight ÷ TP``). GQA KV heads split across ranks, each
 rank holding ``ceil(kv_heads ÷ TP)`` heads (replicated when TP exceeds the
-KV heads); MLA's latent is shared by all heads, so every rank holds all of it.
+KV heads), layer by layer when the heads vary; MLA's latent is shared by all
+heads, so every rank holds all of it.
 Not modelled, and said so in every answer: activations and workspace,
 the engine's own reserve, a linear-attention layer's fixed state.
 """
@@ -45,32 +56,57 @@ DEFAULT_KV_FORMAT = "bf16"
 
 @dataclass
 class KVGeometry:
-    """How a model's KV cache grows: ``kind`` (gqa|mla), ``per_layer_elements`` per token, layer counts and window."""
+    """How a model's KV cache grows: ``kind`` (gqa|mla), elements per token, layer counts and window.
+
+    ``per_layer_elements`` is the KV elements one token adds to one layer, or
+    ``None`` when layers differ (``kv_heads_per_layer`` set); ``growing_elements``
+    is the sum over the growing layers, the figure every byte count uses.
+    """
 
     kind: str
-    per_layer_elements: int
+    per_layer_elements: int | None
     growing_layers: int
     window_layers: int
     window: int | None
     fixed_state_layers: int
     kv_heads: int | None
     formula: str
+    growing_elements: int
+    kv_heads_per_layer: list[int] | None = None
 
     def bytes_per_sequence(self, context: int, kv_bytes: float) -> float:
         """KV bytes one sequence of ``context`` tokens holds (all layers, all ranks together)."""
-        per_layer = self.per_layer_elements * kv_bytes
         window = min(context, self.window) if self.window else 0
-        return self.growing_layers * per_layer * context + self.window_layers * per_layer * window
+        return self.growing_elements * kv_bytes * context + self.window_layers * (self.per_layer_elements or 0) * kv_bytes * window
 
     def bytes_per_token(self, kv_bytes: float) -> float:
-        """Bytes each further token adds once the context is past the window (growing layers only)."""
-        return self.growing_layers * self.per_layer_elements * kv_bytes
+        """Bytes each further token adds once the context is past the window (growing layers only).
+
+        ``growing_elements × kv_bytes``: ``layers × kv_heads × head_dim × 2 × b`` for GQA, the sum of
+        ``kv_heads_i × head_dim × 2 × b`` over layers when the heads vary, ``layers × (kv_lora_rank +
+        qk_rope_head_dim) × b`` for MLA (formulas and sources in the module docstring).
+        """
+        return self.growing_elements * kv_bytes
 
     def rank_fraction(self, tp: int) -> float:
         """Share of a sequence's KV cache one tensor-parallel rank holds (see module docstring)."""
-        if self.kind == "mla" or not self.kv_heads:
+        if self.kind == "mla":
+            return 1.0
+        if self.kv_heads_per_layer:
+            return sum(math.ceil(h / tp) for h in self.kv_heads_per_layer) / sum(self.kv_heads_per_layer)
+        if not self.kv_heads:
             return 1.0
         return math.ceil(self.kv_heads / tp) / self.kv_heads
+
+    def per_token_formula(self, kv_bytes: float) -> str:
+        """The bytes-per-token line of a ``fit`` answer, with the numbers used."""
+        total = self.bytes_per_token(kv_bytes)
+        if self.kv_heads_per_layer is not None:
+            return (
+                f"KV bytes/token = sum of KV heads over {self.growing_layers} layers {sum(self.kv_heads_per_layer)} x "
+                f"{self.growing_elements // sum(self.kv_heads_per_layer)} (head_dim x 2) x {kv_bytes:g} = {total:,.0f} B"
+            )
+        return f"KV bytes/token (growing layers) = {self.growing_layers} layers x {self.per_layer_elements} x {kv_bytes:g} = {total:,.0f} B"
 
 
 def _int_field(rec: Record, name: str) -> int:
@@ -85,7 +121,9 @@ def kv_geometry(model: Record) -> KVGeometry:
     """The KV geometry of a model record; :class:`AnalysisError` naming the record and the first missing field.
 
     MLA when ``kv_lora_rank`` and ``qk_rope_head_dim`` are set, else GQA
-    (``num_kv_heads``, ``head_dim``). A model whose ``architecture`` is hybrid
+    (``num_kv_heads``, ``head_dim``), summed layer by layer when
+    ``num_kv_heads_per_layer`` is set (its length must equal ``num_layers``).
+    A model whose ``architecture`` is hybrid
     must state ``full_attention_layers``; one whose ``attention_variant``
     names sliding-window or banded attention must state ``sliding_window``
     and ``sliding_window_layers`` — otherwise the estimate would be off by
@@ -98,6 +136,8 @@ def kv_geometry(model: Record) -> KVGeometry:
         rank, rope = _int_field(model, "kv_lora_rank"), _int_field(model, "qk_rope_head_dim")
         kind, per_layer, kv_heads = "mla", rank + rope, None
         formula = f"(kv_lora_rank {rank} + qk_rope_head_dim {rope}) = {per_layer} elements per layer per token"
+    elif d.get("num_kv_heads_per_layer") is not None:
+        return _per_layer_geometry(model, layers)
     else:
         kv_heads, head_dim = _int_field(model, "num_kv_heads"), _int_field(model, "head_dim")
         kind, per_layer = "gqa", kv_heads * head_dim * 2
@@ -123,7 +163,46 @@ def kv_geometry(model: Record) -> KVGeometry:
     fixed_state = max(0, layers - growing - window_layers)
     if growing < 0 or growing + window_layers > layers:
         raise AnalysisError(f"{model.path}: full_attention_layers + sliding_window_layers exceed num_layers {layers}")
-    return KVGeometry(kind, per_layer, growing, window_layers, window if window_layers else None, fixed_state, kv_heads, formula)
+    return KVGeometry(
+        kind, per_layer, growing, window_layers, window if window_layers else None, fixed_state, kv_heads, formula, growing * per_layer
+    )
+
+
+def _per_layer_geometry(model: Record, layers: int) -> KVGeometry:
+    """GQA geometry from ``num_kv_heads_per_layer`` (one positive int per layer); AnalysisError naming the field otherwise.
+
+    Every layer is counted as growing: the list does not say which layers a sliding window or a linear-attention
+    block would cover, so a record that also states those counts is refused rather than guessed at.
+    """
+    d = model.data
+    heads = d.get("num_kv_heads_per_layer")
+    if not isinstance(heads, list) or not heads or any(not isinstance(h, int) or isinstance(h, bool) or h < 1 for h in heads):
+        raise AnalysisError(
+            f"{model.path}: field 'num_kv_heads_per_layer' is {heads!r}; expected a list of positive integers, one per layer"
+        )
+    if len(heads) != layers:
+        raise AnalysisError(
+            f"{model.path}: field 'num_kv_heads_per_layer' has {len(heads)} entries but num_layers is {layers} (one entry per layer)"
+        )
+    head_dim = _int_field(model, "head_dim")
+    uniform = d.get("num_kv_heads")
+    if isinstance(uniform, int) and not isinstance(uniform, bool) and any(h != uniform for h in heads):
+        raise AnalysisError(f"{model.path}: field 'num_kv_heads' is {uniform} but num_kv_heads_per_layer varies; leave num_kv_heads null")
+    full = d.get("full_attention_layers")
+    if (
+        d.get("sliding_window_layers")
+        or (isinstance(full, int) and full != layers)
+        or str(d.get("architecture") or "").startswith("hybrid")
+    ):
+        raise AnalysisError(
+            f"{model.path}: field 'num_kv_heads_per_layer' cannot be combined with sliding-window or hybrid layer counts "
+            "(the counts do not say which layers they are)"
+        )
+    total = sum(heads) * head_dim * 2
+    formula = (
+        f"sum of num_kv_heads_per_layer {sum(heads)} x head_dim {head_dim} x 2 (K and V) = {total} elements per token over {layers} layers"
+    )
+    return KVGeometry("gqa", None, layers, 0, None, 0, None, formula, total, kv_heads_per_layer=list(heads))
 
 
 def bytes_per_element(kb: KB, fmt: str, *, what: str) -> tuple[float, str]:
@@ -233,8 +312,8 @@ def fit(
     stated = mrec.data.get("kv_cache_bytes_per_token")
     formula = [
         f"weights/device = {params:.4g} params x {bpw:g} B ({fmt}) / TP {tp} = {weights_dev / 1e9:.2f} GB",
-        f"KV per layer per token: {geo.formula}; x {bkv:g} B ({kv_fmt})",
-        f"KV bytes/token (growing layers) = {geo.growing_layers} layers x {geo.per_layer_elements} x {bkv:g} = {per_tok:,.0f} B",
+        f"KV {'per token' if geo.kv_heads_per_layer else 'per layer per token'}: {geo.formula}; x {bkv:g} B ({kv_fmt})",
+        geo.per_token_formula(bkv),
         f"KV/sequence at {context:,} tokens = {seq / 1e9:.3f} GB"
         + (f" ({geo.window_layers} window layers capped at {geo.window} tokens)" if geo.window_layers else ""),
         f"KV/device = batch {batch} x {seq / 1e9:.3f} GB x rank share {frac:.4g} = {kv_dev / 1e9:.2f} GB",
@@ -284,15 +363,15 @@ def _max_context(geo: KVGeometry, bkv: float, budget_seq: float, max_pos: int | 
     """Largest context one sequence can hold within ``budget_seq`` bytes (all ranks' share already divided out)."""
     if budget_seq <= 0:
         return 0, False
-    per_layer = geo.per_layer_elements * bkv
-    all_layers = (geo.growing_layers + geo.window_layers) * per_layer
+    grow = geo.growing_elements * bkv
+    window_part = geo.window_layers * (geo.per_layer_elements or 0) * bkv
+    all_layers = grow + window_part
     if all_layers == 0:
         best = math.inf
     else:
         best = budget_seq / all_layers
         if geo.window and best > geo.window:
-            grow = geo.growing_layers * per_layer
-            best = math.inf if grow == 0 else (budget_seq - geo.window_layers * per_layer * geo.window) / grow
+            best = math.inf if grow == 0 else (budget_seq - window_part * geo.window) / grow
     if max_pos is not None and best > max_pos:
         return max_pos, True
     return (int(best) if best != math.inf else 0), False

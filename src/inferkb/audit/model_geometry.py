@@ -3,7 +3,8 @@
 The stated figure is 16-bit KV bytes per further token of context (schema
 description). It is recomputed from the record's own geometry with the
 formulas of :mod:`inferkb.analysis.fit` — GQA ``layers × kv_heads × head_dim
-× 2 × 2``, MLA ``layers × (kv_lora_rank + qk_rope_head_dim) × 2``, counting
+× 2 × 2`` (summed over ``num_kv_heads_per_layer`` when the heads vary by
+layer), MLA ``layers × (kv_lora_rank + qk_rope_head_dim) × 2``, counting
 only layers whose cache grows (full-attention layers of hybrid and
 sliding-window models). A mismatch is a warning (KB510); a stated figure whose
 geometry is incomplete is an info finding naming the missing field (KB511).
@@ -82,7 +83,12 @@ def run(kb: KB) -> AuditResult:
                 figures["mismatched"] += 1
                 result.findings.append(
                     KB510.finding(
-                        f"kv_cache_bytes_per_token is {stated:g} but the geometry gives {computed:g}: {geo.growing_layers} caching layers x {geo.formula} x 2 bytes",
+                        f"kv_cache_bytes_per_token is {stated:g} but the geometry gives {computed:g}: "
+                        + (
+                            f"{geo.formula} x 2 bytes"
+                            if geo.kv_heads_per_layer
+                            else f"{geo.growing_layers} caching layers x {geo.formula} x 2 bytes"
+                        ),
                         extra={"stated": stated, "geometry": computed, "kind": geo.kind},
                         **where,
                     )
