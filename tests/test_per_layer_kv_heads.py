@@ -9,6 +9,7 @@ import pytest
 
 import inferkb
 from analysis_helpers import make_kb
+from conftest import rec
 from inferkb.analysis.common import AnalysisError, lookup
 from inferkb.analysis.fit import fit, kv_geometry
 from inferkb.analysis.roofline import roofline
@@ -16,23 +17,15 @@ from inferkb.analysis.roofline import roofline
 
 def varkv(**fields) -> dict:
     """A 4-layer variable-GQA model: KV heads 4, 2, 2, 1 (9 in all), head_dim 128, 1e9 parameters."""
-    base = {
-        "id": "varkv",
-        "type": "model",
-        "name": "Variable KV",
+    geometry = {
         "architecture": "dense",
         "params_b": 1,
         "num_layers": 4,
         "num_kv_heads": None,
         "num_kv_heads_per_layer": [4, 2, 2, 1],
         "head_dim": 128,
-        "status": "draft",
-        "confidence": 0.5,
-        "updated": "2026-01-01",
-        "sources": [],
     }
-    base.update(fields)
-    return base
+    return rec("model", "varkv", name="Variable KV", **(geometry | fields))
 
 
 def open_kb(tmp_path, model: dict):

@@ -28,24 +28,10 @@ def per_layer_findings(rec: Record) -> list[Finding]:
     layers = rec.data.get("num_layers")
     if not isinstance(heads, list):
         return []
-    if not isinstance(layers, int) or isinstance(layers, bool):
-        if layers is None:
-            return [
-                R.KB124.finding(
-                    f"num_kv_heads_per_layer has {len(heads)} entries but num_layers is not stated; state num_layers",
-                    record=rec.key,
-                    path=rec.path,
-                    field="num_kv_heads_per_layer",
-                )
-            ]
+    if layers is None:
+        message = f"num_kv_heads_per_layer has {len(heads)} entries but num_layers is not stated; state num_layers"
+    elif not isinstance(layers, int) or isinstance(layers, bool) or len(heads) == layers:
         return []
-    if len(heads) == layers:
-        return []
-    return [
-        R.KB124.finding(
-            f"num_kv_heads_per_layer has {len(heads)} entries but num_layers is {layers}: expected one entry per layer",
-            record=rec.key,
-            path=rec.path,
-            field="num_kv_heads_per_layer",
-        )
-    ]
+    else:
+        message = f"num_kv_heads_per_layer has {len(heads)} entries but num_layers is {layers}: expected one entry per layer"
+    return [R.KB124.finding(message, record=rec.key, path=rec.path, field="num_kv_heads_per_layer")]
