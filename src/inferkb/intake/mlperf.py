@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..resolve import resolve
-from . import mlperf_maps as M
 from . import mlperf_base_models, mlperf_rules
+from . import mlperf_maps as M
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
 from .common import KB1103
 from .table_rules import KB1111, KB1112, KB1113, KB1114, KB1115

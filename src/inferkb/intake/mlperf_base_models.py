@@ -95,7 +95,9 @@ def parse_map(text: str, *, path: str = str(MAP_PATH)) -> tuple[LabelRule, ...]:
         try:
             regex = re.compile(entry["pattern"])
         except re.error as exc:
-            raise InputError(f"pattern {entry['pattern']!r} is not a regular expression: {exc}", path=path, field=f"{where}.pattern") from None
+            raise InputError(
+                f"pattern {entry['pattern']!r} is not a regular expression: {exc}", path=path, field=f"{where}.pattern"
+            ) from None
         rules.append(LabelRule(entry["pattern"], entry["model"], entry["evidence"], regex))
     return tuple(rules)
 
