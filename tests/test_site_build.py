@@ -380,3 +380,17 @@ def test_registered_extra_page_is_built_linked_and_escaped(tmp_path, monkeypatch
     assert 'href="compare.html"' in (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     _, broken = check_links(tmp_path / "out")
     assert broken == []
+
+
+def test_model_page_lists_base_model_use_apart_from_benchmarks_of_the_model(bundled_site):
+    out, _ = bundled_site
+    kb = inferkb.open()
+    derived = [r for r in kb.by_type("benchmark") if r.data.get("base_model_id") == "llama-3-1-70b"]
+    html = (out / "models" / "llama-3-1-70b.html").read_text(encoding="utf-8")
+    assert (
+        f"{len(derived)} benchmark records via <code>base_model_id</code>: results of models derived from this one "
+        "(base-model use; not benchmarks of this model)"
+    ) in html
+    assert f'href="../benchmarks/{derived[0].id}.html"' in html and "via base_model_id: base-model use" in html
+    page = (out / "benchmarks" / f"{derived[0].id}.html").read_text(encoding="utf-8")
+    assert "base model (derived from; not model identity)" in page and 'href="../models/llama-3-1-70b.html"' in page

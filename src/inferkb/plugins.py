@@ -80,6 +80,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.derive.accelerator_alternates",
         "inferkb.derive.per_accelerator",
         "inferkb.derive.model_id",
+        "inferkb.derive.base_model_id",
     ),
     "exporters": ("inferkb.intake.llmd_report",),
     "reporters": ("inferkb.reporters",),

@@ -33,7 +33,7 @@ _STAT_ORDER = ("mean", "p50", "p90", "p95", "p99", "p999", "min", "max", "stdev"
 # Fields the summary shows in its own sections; every other field follows under "other fields".
 _SHOWN = {
     "id", "type", "name", "status", "confidence", "updated", "sources", "metric", "value", "unit", "value_scope",
-    "model", "model_id", "format_id", "engine_id", "scenario", "origin", "hardware_raw", "accelerator_ids",
+    "model", "model_id", "base_model_id", "format_id", "engine_id", "scenario", "origin", "hardware_raw", "accelerator_ids",
     "accelerator_count", "accelerator_alternates", "arms", "baseline_arm", "conditions", "condition_gaps",
 }  # fmt: skip
 
@@ -186,6 +186,13 @@ def _benchmark_head(kb: KB, d: dict[str, Any]) -> list[str]:
     pairs.append(("scenario", _text(d.get("scenario"))))
     model = d.get("model")
     pairs.append(("model", f"{_text(model)} -> model_id {_named(kb, d.get('model_id'), 'model')}"))
+    if d.get("base_model_id"):
+        pairs.append(
+            (
+                "base model",
+                f"{_named(kb, d['base_model_id'], 'model')}  (published model it was derived from; may be pruned, retrained or requantised)",
+            )
+        )
     count = d.get("accelerator_count")
     ids = d.get("accelerator_ids") or []
     hardware = ", ".join(_named(kb, a, "accelerator") for a in ids) if ids else "no accelerator id"

@@ -108,6 +108,7 @@ def _date_findings(rec: Record, today: _dt.date) -> list[Finding]:
 def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
     """Rules JSON Schema cannot state, for one record: id/file, kebab, type/dir, dates, confidence, metric, arms,
     for a model KB124 (per-layer list length), and for a benchmark the impossible-statistics rules KB120-KB123
+    and KB125 (base_model_id beside a different model_id)
     (:mod:`inferkb.validate_stats`)."""
     d = rec.data
     out: list[Finding] = []
@@ -142,6 +143,17 @@ def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
         out.extend(per_layer_findings(rec))
     if rec.type == "benchmark":
         out.extend(stat_findings(d, kb.metrics or bundled_metrics(), record=rec.key, path=rec.path))
+        mid, base_mid = d.get("model_id"), d.get("base_model_id")
+        if isinstance(mid, str) and mid and isinstance(base_mid, str) and base_mid and base_mid != mid:
+            out.append(
+                R.KB125.finding(
+                    f"base_model_id {base_mid!r} differs from model_id {mid!r}: model_id says which model ran; drop "
+                    "base_model_id, or model_id if the model was modified",
+                    record=rec.key,
+                    path=rec.path,
+                    field="base_model_id",
+                )
+            )
         metric = d.get("metric")
         if kb.metrics and isinstance(metric, str) and metric not in kb.metrics:
             out.append(

@@ -399,6 +399,22 @@ KB124 = register(
         '{"num_layers": 4, "num_kv_heads_per_layer": [4, 2, 1]}',
     )
 )
+KB125 = register(
+    Rule(
+        "KB125",
+        "base-model-differs",
+        "warning",
+        "validate",
+        "A benchmark's base_model_id names another model than its model_id.",
+        "model_id says which model ran; base_model_id says which published model a modified one (pruned, retrained, "
+        "requantised) was derived from, for results whose model has no identity of its own. Both set and different is "
+        "either a model_id that is wrong or a base that belongs on the model record (a fine-tune's parent), not on the "
+        "benchmark. It is a warning, not an error: compare ranks by model_id alone, so no comparison goes wrong, and the "
+        "pair can be true (a published fine-tune with its own model record).",
+        '{"model_id": null, "base_model_id": "llama-3-1-70b"}',
+        '{"model_id": "llama-2-70b", "base_model_id": "llama-3-1-70b"}',
+    )
+)
 
 KB201 = register(
     Rule(

@@ -152,6 +152,7 @@ def select(
     fmt: str | None = None,
     scenario: str | None = None,
     origin: str | None = None,
+    base_model: str | None = None,
 ) -> tuple[list[Record], dict[str, Any]]:
     """Benchmarks matching every given filter, and the resolved filters.
 
@@ -159,15 +160,22 @@ def select(
     names/aliases) resolved with near-match hints (:class:`AnalysisError`
     when unknown). A benchmark matches a model when its ``model_id`` is that
     record, or it has no ``model_id`` and its ``model`` text is the record's
-    id, name or an alias. ``metric``, ``scenario`` and ``origin`` match exactly.
+    id, name or an alias; a record that names only a ``base_model_id`` (the
+    model it was derived from: an open-division MLPerf result) never matches
+    ``model``. ``base_model`` (a model id, name or alias) selects the records
+    whose ``base_model_id`` is that model. ``metric``, ``scenario`` and
+    ``origin`` match exactly.
     """
     filters: dict[str, Any] = {}
     model_rec = lookup(kb, model, "model") if model else None
     acc_rec = lookup(kb, accelerator, "accelerator") if accelerator else None
     eng_rec = lookup(kb, engine, "engine") if engine else None
     fmt_rec = lookup(kb, fmt, "quantization", what="format") if fmt else None
+    base_rec = lookup(kb, base_model, "model") if base_model else None
     if model_rec is not None:
         filters["model"] = model_rec.id
+    if base_rec is not None:
+        filters["base_model"] = base_rec.id
     if acc_rec is not None:
         filters["accelerator"] = acc_rec.id
     if eng_rec is not None:
@@ -190,8 +198,10 @@ def select(
             if mid:
                 if mid != model_rec.id:
                     continue
-            elif not (isinstance(d.get("model"), str) and normalise(d["model"]) in labels):
+            elif d.get("base_model_id") or not (isinstance(d.get("model"), str) and normalise(d["model"]) in labels):
                 continue
+        if base_rec is not None and d.get("base_model_id") != base_rec.id:
+            continue
         if metric and d.get("metric") != metric:
             continue
         if scenario and d.get("scenario") != scenario:
@@ -276,6 +286,7 @@ def compare(
     vary: Iterable[str] = (),
     per_accelerator_basis: bool = False,
     records: list[Record] | None = None,
+    base_model: str | None = None,
 ) -> CompareResult:
     """Group the selected benchmarks into comparability classes and rank each class.
 
@@ -292,7 +303,15 @@ def compare(
         raise AnalysisError(str(exc)) from None
     if records is None:
         records, filters = select(
-            kb, model=model, metric=metric, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin
+            kb,
+            model=model,
+            metric=metric,
+            accelerator=accelerator,
+            engine=engine,
+            fmt=fmt,
+            scenario=scenario,
+            origin=origin,
+            base_model=base_model,
         )
     else:
         filters = {"records": len(records)}

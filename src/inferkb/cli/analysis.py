@@ -201,6 +201,11 @@ def _short(v: Any) -> str:
 
 @command()
 @click.option("--model", help="Model id (or name/alias).")
+@click.option(
+    "--base-model",
+    metavar="MODEL",
+    help="Model id: results derived from it (base_model_id; open-division MLPerf), never mixed with --model's.",
+)
 @click.option("--metric", help="Metric name from the registry (e.g. output_tok_s).")
 @click.option("--accelerator", help="Accelerator id: only benchmarks that ran on it.")
 @click.option("--engine", help="Engine id.")
@@ -230,6 +235,7 @@ def _short(v: Any) -> str:
 @format_option
 def compare(
     model,
+    base_model,
     metric,
     accelerator,
     engine,
@@ -261,6 +267,7 @@ def compare(
       inferkb compare --why BENCHMARK_A BENCHMARK_B
       inferkb compare --model gpt-oss-120b --pareto tok_s_per_user --format json
       inferkb compare --model llama-2-70b --history
+      inferkb compare --base-model llama-3-1-70b    # open-division results built from it
     """
     from ..analysis import compare as cmp
     from ..analysis import plot
@@ -390,6 +397,7 @@ def compare(
     res = cmp.compare(
         kb,
         model=model,
+        base_model=base_model,
         metric=metric,
         accelerator=accelerator,
         engine=engine,

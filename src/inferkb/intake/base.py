@@ -271,6 +271,11 @@ def stable_view(data: dict[str, Any]) -> str:
     return json.dumps(d, sort_keys=True, ensure_ascii=False)
 
 
+def _same_entry(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two provenance entries record the same change (the date is ignored), as :func:`inferkb.derive.base.same_entry`."""
+    return all(a.get(k) == b.get(k) for k in ("tag", "field", "action", "method", "evidence", "basis"))
+
+
 def without_backfills(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """``old`` with the fields a derivation backfilled (provenance ``action: "backfill"``) and those provenance entries
     set back to what ``new`` has.
@@ -278,11 +283,22 @@ def without_backfills(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any
     So a record whose only difference from a fresh import of the same input is a
     derivation's backfill (``derive interconnect-ids --write``, ``per-accelerator``)
     compares equal under :func:`stable_view`, and the re-import is a no-op.
+
+    A backfill entry that ``new`` carries too (same tag, field, method, evidence
+    and basis: an importer that applies the derivation's own rule, such as
+    ``base_model_id`` from the MLPerf label map) is kept, and the kept entries
+    are put in ``new``'s order, so the place where each step appended its entry
+    does not count as a change.
     """
     out = dict(old)
     kept = []
+    carried = False
+    new_prov = [e for e in new.get("provenance") or [] if isinstance(e, dict)]
     for entry in old.get("provenance") or []:
-        if isinstance(entry, dict) and entry.get("action") == "backfill":
+        if isinstance(entry, dict) and entry.get("action") == "backfill" and any(_same_entry(entry, e) for e in new_prov):
+            kept.append(entry)
+            carried = True
+        elif isinstance(entry, dict) and entry.get("action") == "backfill":
             field = entry.get("field")
             if not isinstance(field, str):
                 kept.append(entry)
@@ -293,7 +309,12 @@ def without_backfills(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any
         else:
             kept.append(entry)
     if kept or "provenance" in new:
-        out["provenance"] = kept
+
+        def place(entry: Any) -> int:
+            at = next((i for i, e in enumerate(new_prov) if isinstance(entry, dict) and _same_entry(entry, e)), None)
+            return len(new_prov) if at is None else at
+
+        out["provenance"] = sorted(kept, key=place) if carried else kept
     else:
         out.pop("provenance", None)
     return out

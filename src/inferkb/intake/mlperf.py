@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..resolve import resolve
+from . import mlperf_base_models, mlperf_rules
 from . import mlperf_maps as M
-from . import mlperf_rules
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
 from .common import KB1103
 from .table_rules import KB1111, KB1112, KB1113, KB1114, KB1115
@@ -152,6 +152,7 @@ class TableContext:
         self.engine_index = M.engine_alias_index(kb)
         self.format_index = M.format_index(kb)
         self.model_index = M.model_index(kb)
+        self.model_ids = kb.ids_of_type("model")
         self.ids: set[str] = set()
         self.layout = "v6.1"
         self.repo_url: str | None = options.extra.get("mlperf_repo_url")
@@ -446,6 +447,10 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
     }
     if outcome:
         rec["provenance"].extend({**p, "date": today()} for p in outcome.provenance)
+    # Open division: the submitter's label may name the published model the result was derived from (base_model_id).
+    match = mlperf_base_models.fill(rec, ctx.model_ids, today())
+    if match is not None and match.model_id is None:
+        ctx.findings.append(mlperf_base_models.finding(match, record=f"benchmarks/{rid}", path=ctx.path, field="UsedModel"))
     power, power_units = _num(row.get("Power_Result") or ""), (row.get("Power_Units") or "").strip()
     if power is not None and power_units.lower() == "watts" and nodes == 1:
         rec["power_w"] = power

@@ -177,7 +177,13 @@ class _Builder:
             "sources": site.sources(rec),
             "outgoing": site.outgoing(rec),
             "backrefs": [
-                {"href": site.linker.record_href(b.source), "title": site.title(b.source), "type": b.source.type, "field": b.field}
+                {
+                    "href": site.linker.record_href(b.source),
+                    "title": site.title(b.source),
+                    "type": b.source.type,
+                    "field": b.field,
+                    "label": V.BACKREF_LABELS.get((b.source.type, b.field)),
+                }
                 for b in shown
             ],
             "backrefs_total": len(backrefs),
@@ -242,7 +248,7 @@ class _Builder:
             spec = self.kb.profile.types[type_name]
             facet = next((f for f in V.facets_for(type_name) if f.path == fld and not f.via), None)
             href = f"{spec.dir}/index.html?{urlencode({facet.name: rec.id})}" if facet else None
-            out.append({"type": type_name, "field": fld, "count": n, "href": href})
+            out.append({"type": type_name, "field": fld, "count": n, "href": href, "label": V.BACKREF_LABELS.get((type_name, fld))})
         return out
 
     def type_index(self, spec_name: str, spec_dir: str, recs: list[Record], facets: tuple[V.Facet, ...]) -> None:

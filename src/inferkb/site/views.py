@@ -34,6 +34,7 @@ LABELS: dict[str, str] = {
     "interconnect_ids": "interconnects",
     "format_id": "format",
     "model_id": "model record",
+    "base_model_id": "base model (derived from; not model identity)",
     "vram_gb": "memory (VRAM)",
     "tdp_w": "TDP",
     "params_b": "parameters",
@@ -53,6 +54,13 @@ LABELS: dict[str, str] = {
     "same_measurement_as": "same measurement as",
     "system_series": "system series",
     "value_scope": "value scope",
+}
+
+# (referring type, field) -> what a back-reference through that field means, where "N records via FIELD" would mislead:
+# a result derived from a model (pruned, retrained, requantised) is not a benchmark of that model.
+BACKREF_LABELS: dict[tuple[str, str], str] = {
+    ("benchmark", "model_id"): "benchmarks of this model",
+    ("benchmark", "base_model_id"): "results of models derived from this one (base-model use; not benchmarks of this model)",
 }
 
 # Field-name suffix -> unit, checked in order (longest first where they overlap).
