@@ -448,8 +448,14 @@ class Catalog:
             cur = con.execute(f"SELECT rowid, rank FROM fts WHERE fts MATCH ? AND rank MATCH 'bm25({_WEIGHTS})' ORDER BY rank", (match,))
             ranked = [(rid, score) for rid, score in cur if of_type is None or rid in of_type]
             found = {rid for rid, _ in ranked}
-            named = found & {rid for (rid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (phrase_query(text, ("ident", "names")),))}
-            in_text = found & {rid for (rid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (phrase_query(text),))} if several else found
+            named = found & {
+                rid for (rid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (phrase_query(text, ("ident", "names")),))
+            }
+            in_text = (
+                found & {rid for (rid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (phrase_query(text),))}
+                if several
+                else found
+            )
         except sqlite3.OperationalError as exc:  # an FTS5 syntax the quoting did not foresee: the user's text, not a crash
             raise UsageError(f"cannot search for {text!r}: {exc}") from None
         fit = self._name_fit(named, text)
