@@ -108,7 +108,8 @@ def search(
     rtype = cat.type_name(type_name) if type_name else None
     columns = parse_fields(fields) or list(SEARCH_COLUMNS)
     everything = bool(sort) or bool(first_per)
-    found = cat.search(text, type_name=rtype, limit=None if everything else limit, snippets=False)
+    # with --sort the tiers only break ties: the closest-name order within tier 2 is not worth working out
+    found = cat.search(text, type_name=rtype, limit=None if everything else limit, snippets=False, closeness=not sort)
     needs_data = any(c not in ("key", *SEARCH_COLUMNS) for c in columns) or everything
     hits = []
     for f in found:

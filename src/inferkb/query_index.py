@@ -422,7 +422,9 @@ class Catalog:
             return self.con.execute("SELECT count(*) FROM records WHERE type = ?", (type_name,)).fetchone()[0]
         return self.con.execute("SELECT count(*) FROM records").fetchone()[0]
 
-    def search(self, text: str, *, type_name: str | None = None, limit: int | None = 20, snippets: bool = True) -> list[dict[str, Any]]:
+    def search(
+        self, text: str, *, type_name: str | None = None, limit: int | None = 20, snippets: bool = True, closeness: bool = True
+    ) -> list[dict[str, Any]]:
         """Ranked full-text hits for ``text``: every record holding every word (:func:`fts_query`), in four tiers
         (:data:`TIERS`), BM25 (id 10x, names 5x, body 1x) within a tier.
 
@@ -432,7 +434,8 @@ class Catalog:
         (``H100``: ``NVIDIA H100 SXM`` before an MLPerf submission named after a system); tier 3: the whole text is a
         phrase anywhere in the record; tier 4: the words occur anywhere. For one-word text tiers 3 and 4 are one.
 
-        Returns ``[{key, type, id, path, name, score, tier, exact, snippet}]``; ``exact`` is ``tier == 1``;
+        ``closeness=False`` skips ordering tier 2 by the closest name (BM25 alone), for a caller that sorts the hits
+        itself. Returns ``[{key, type, id, path, name, score, tier, exact, snippet}]``; ``exact`` is ``tier == 1``;
         ``snippet`` marks matched words with ``\x02``/``\x03`` (``None`` with ``snippets=False``: see :meth:`snippet`);
         ``score`` is BM25 negated (higher is better). ``limit=None`` returns every hit.
         Raises :class:`UsageError` for text without a word.
@@ -458,9 +461,9 @@ class Catalog:
             )
         except sqlite3.OperationalError as exc:  # an FTS5 syntax the quoting did not foresee: the user's text, not a crash
             raise UsageError(f"cannot search for {text!r}: {exc}") from None
-        fit = self._name_fit(named, text)
+        fit = self._name_fit(named, text, closeness=closeness)
         exact = found & {rid for (rid,) in con.execute("SELECT rid FROM names WHERE norm = ?", (normalise(text),))}
-        exact |= {rid for rid, extra in fit.items() if extra == 0 and tokens(text)}
+        exact |= {rid for rid, extra in fit.items() if extra == 0}
         unfit = len(tokens(text)) + 1_000_000  # a name FTS5 tokenised differently (diacritics): last in its tier
 
         def order(rid: int) -> tuple[int, int]:
@@ -499,30 +502,26 @@ class Catalog:
             )
         return out
 
-    def _name_fit(self, rids: set[int], text: str) -> dict[int, int]:
+    def _name_fit(self, rids: set[int], text: str, *, closeness: bool = True) -> dict[int, int]:
         """``{rid: extra}`` for the records among ``rids`` whose id, name or an alias holds the tokens of ``text`` in a row
         (the last one a prefix as :func:`_prefix` allows): ``extra`` is how many more words (runs of letters and digits)
-        the closest such name has, at least 1 (0: the name is the text, up to case, spacing and punctuation)."""
-        wanted = tokens(text)
-        n = len(wanted)
-        last_prefix = _prefix(list(wanted))
+        the closest such name has, at least 1 (0: the name is the text, up to case, spacing and punctuation). With
+        ``closeness=False`` only the 0s are worked out (every other record holding the phrase gets 1)."""
+        exact, inside = _token_patterns(tokens(text))
         words = len(_TOKEN.findall(text))
         out: dict[int, int] = {}
         ordered = sorted(rids)
         for i in range(0, len(ordered), 500):
             for rid, rec_id, names in _name_rows(self.con, ordered[i : i + 500]):
                 for name in [rec_id or "", *(names or "").split("\n")]:
-                    have = tokens(name)
-                    # extra counted in words, not tokens: "FP8 E5M2" is fp8 and one word more, not four tokens
-                    extra = 0 if have == wanted else max(1, len(_TOKEN.findall(name)) - words)
-                    if extra >= out.get(rid, extra + 1):
-                        continue
-                    for j in range(len(have) - n + 1):
-                        if have[j : j + n - 1] == wanted[:-1] and (
-                            have[j + n - 1] == wanted[-1] or (last_prefix and have[j + n - 1].startswith(wanted[-1]))
-                        ):
-                            out[rid] = extra
-                            break
+                    if exact.fullmatch(name):
+                        out[rid] = 0
+                        break
+                    if closeness and inside.search(name):
+                        # extra counted in words, not tokens: "FP8 E5M2" is fp8 and one word more, not four tokens
+                        out[rid] = min(out.get(rid, 1 << 30), max(1, len(_TOKEN.findall(name)) - words))
+                    elif not closeness:
+                        out.setdefault(rid, 1)
         return out
 
     def snippet(self, key: str, text: str) -> str:
@@ -537,6 +536,28 @@ class Catalog:
         if "\x02" not in out:
             out = snippet(body, words)
         return out.replace(ZWSP, "").replace("\n", " ")
+
+
+def _token_patterns(wanted: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Two case-insensitive patterns for a text with the index tokens ``wanted`` (:func:`tokens`): one a whole name
+    with exactly those tokens (nothing else but punctuation and spaces around), one those tokens in a row inside a name,
+    the last one a prefix as :func:`_prefix` allows. Between a letter and a digit token no separator is needed
+    (``H100``); between two of one kind one is (``llama 2``); a token never starts or ends inside a run of its kind."""
+    if not wanted:
+        never = re.compile(r"(?!)")
+        return never, never
+    letters = [not t[0].isdigit() for t in wanted]
+    body = ""
+    for i, (tok, is_letters) in enumerate(zip(wanted, letters, strict=True)):
+        if i:
+            body += r"[\W_]*" if is_letters != letters[i - 1] else r"[\W_]+"
+        body += re.escape(tok)
+    tail_kind = r"[^\W\d_]" if letters[-1] else r"\d"
+    head_kind = r"[^\W\d_]" if letters[0] else r"\d"
+    exact = re.compile(r"[\W_]*" + body + r"[\W_]*", re.IGNORECASE)
+    more = tail_kind + "*" if _prefix(list(wanted)) else ""
+    inside = re.compile(f"(?<!{head_kind}){body}{more}(?!{tail_kind})", re.IGNORECASE)
+    return exact, inside
 
 
 def _name_rows(con: sqlite3.Connection, rids: list[int]) -> Iterator[tuple[int, str, str]]:
