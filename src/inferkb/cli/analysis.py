@@ -262,7 +262,9 @@ def compare(
     A class is records with equal load conditions (model, metric, scope, format,
     hardware and count, scenario, MLPerf division and benchmark definition,
     ISL/OSL, load, warmup, engine and version). A condition a record does not
-    state makes it "not comparable" — never silently equal.
+    state makes it "not comparable" — never silently equal. A known --metric that no selected
+    benchmark has selects nothing (exit 0) and the metrics the rest of the selection has are
+    listed with counts; an unknown metric name is an error (exit 2).
 
     \b
     Examples:
