@@ -87,9 +87,15 @@ def test_type_filter_and_limit():
     assert len(rows) == 7 and {r["type"] for r in rows} == {"benchmark"}
 
 
-def test_match_marks_the_matched_words_in_brackets():
+def test_match_marks_the_whole_text_where_the_record_holds_it_as_a_phrase():
     row = query.search(None, "NVIDIA H100 80GB HBM3", limit=1)[0]
-    assert "[HBM3]" in row["match"] and "[H100]" in row["match"]
+    assert "[NVIDIA H100 80GB HBM3]" in row["match"]
+
+
+def test_match_marks_each_word_where_the_words_stand_apart():
+    row = query.search(None, "HBM3 H100", limit=None, type_name="accelerator")
+    match = next(r["match"] for r in row if r["key"] == "accelerators/nvidia-h100-sxm")
+    assert "[HBM3]" in match and "[H100]" in match
 
 
 def test_text_without_a_word_is_a_usage_error():

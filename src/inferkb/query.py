@@ -17,13 +17,14 @@ import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .profile import ANY_TYPE
 from .query_expr import Condition, parse_conditions
 from .query_index import Catalog, fts_query
-from .query_table import Hit, Rows, parse_fields, parse_sort, tabulate
+from .query_table import Deferred, Hit, Rows, parse_fields, parse_sort, tabulate
 from .schemas import schema_doc
 from .store import Store
 from .validate import _ref_values
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["catalog", "list_records", "search", "where", "parse_condition", "parse_conditions", "Condition", "refs", "stats", "gaps"]
 
 LIST_COLUMNS = ("id", "name", "status", "confidence", "updated")
-SEARCH_COLUMNS = ("type", "name", "score", "exact", "match")
+SEARCH_COLUMNS = ("type", "name", "score", "tier", "exact", "match")
 
 
 def catalog(kb: Store | str | os.PathLike | None) -> Catalog:
@@ -92,18 +93,24 @@ def search(
     """Full-text search over every value of every record (SQLite FTS5, see :mod:`inferkb.query_index`).
 
     Every word must occur, as a word or a run of words (``gpt-oss-120b`` is the words gpt, oss, 120, b in a row, so it
-    is found in ``openai/gpt-oss-120b`` and ``oss-120b`` finds it too); the last part of a word of three characters or
-    more also matches as a prefix. Records whose id, name or alias equals the text (normalised) come first
-    (``exact``), then by BM25 with a match in the id counting 10x and in a name or alias 5x a match elsewhere.
-    Default columns: ``type, name, score, exact, match`` (``match``: matched words in ``[brackets]``). With ``sort`` or
-    ``first_per`` every hit is ranked before ``limit`` applies. Raises UsageError for text without a word.
+    is found in ``openai/gpt-oss-120b`` and ``oss-120b`` finds it too); the last part of a word also matches as a
+    prefix when it is three letters or more (``deeps``), while a number matches as written (``3.1`` is not ``3.10``,
+    ``70B`` not ``7B``). Hits come in four tiers (``tier``, :data:`inferkb.query_index.TIERS`): 1 the id, name or an
+    alias is the text (any case, spacing, hyphens, dots; ``exact``), 2 the id, name or an alias holds the text as a
+    phrase, 3 any field holds the phrase, 4 the words occur anywhere; within a tier by BM25 with a match in the id
+    counting 10x and in a name or alias 5x a match elsewhere. When no hit is in tier 1 or 2, ``notes`` says so first.
+
+    Default columns: ``type, name, score, tier, exact, match`` (``match``: matched words in ``[brackets]``, made only
+    for the rows returned). With ``sort`` or ``first_per`` every hit is ranked before ``limit`` applies. Raises
+    UsageError for text without a word.
     """
     fts_query(text)  # refuse empty text before opening anything
     cat = catalog(kb)
     rtype = cat.type_name(type_name) if type_name else None
     columns = parse_fields(fields) or list(SEARCH_COLUMNS)
     everything = bool(sort) or bool(first_per)
-    found = cat.search(text, type_name=rtype, limit=None if everything else limit)
+    # with --sort the tiers only break ties: the closest-name order within tier 2 is not worth working out
+    found = cat.search(text, type_name=rtype, limit=None if everything else limit, snippets=False, closeness=not sort)
     needs_data = any(c not in ("key", *SEARCH_COLUMNS) for c in columns) or everything
     hits = []
     for f in found:
@@ -111,16 +118,26 @@ def search(
             "type": f["type"],
             "name": f["name"],
             "score": f["score"],
+            "tier": f["tier"],
             "exact": f["exact"],
-            "match": f["snippet"].replace("\x02", "[").replace("\x03", "]"),
+            "match": Deferred(partial(_match, cat, f["key"], text)),
         }
         data: dict[str, Any] = {}
         if needs_data:
             row = cat.get(f["key"])
             data = row[3] if row else {}
-            extra = {k: v for k, v in extra.items() if k in ("score", "exact", "match")}
+            extra = {k: v for k, v in extra.items() if k in ("score", "tier", "exact", "match")}
         hits.append(Hit(f["key"], f["type"], f["path"], data, extra))
-    return _shape(cat, rtype, hits, SEARCH_COLUMNS, fields, sort, limit, first_per)
+    rows = _shape(cat, rtype, hits, SEARCH_COLUMNS, fields, sort, limit, first_per)
+    if found and not any(f["tier"] <= 2 for f in found):
+        scope = f"{rtype} record" if rtype else "record"
+        shown = "mention the phrase" if found[0]["tier"] == 3 else "mention all its words"
+        rows.notes.insert(0, f"no {scope} is named {text!r} (id, name or alias); showing records that {shown}")
+    return rows
+
+
+def _match(cat: Catalog, key: str, text: str) -> str:
+    return cat.snippet(key, text).replace("\x02", "[").replace("\x03", "]")
 
 
 # ---- where -------------------------------------------------------------------

@@ -46,7 +46,7 @@ from .store import Record, locate
 if TYPE_CHECKING:
     from .store import Store
 
-__all__ = ["Catalog", "cache_dir", "fts_query", "split_words"]
+__all__ = ["Catalog", "TIERS", "cache_dir", "fts_query", "phrase_query", "split_words", "tokens"]
 
 FORMAT = "1"  # bump when tables, text normalisation or tokenizer change: old catalogues are rebuilt
 RACY_NS = 2_000_000_000
@@ -54,6 +54,13 @@ ZWSP = "\u200b"
 _LETTER_DIGIT = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 _HAS_WORD = re.compile(r"[^\W_]")
 _TOKEN = re.compile(r"[^\W_]+")
+# What each search tier means (Catalog.search ranks tier 1 first, BM25 within a tier).
+TIERS = {
+    1: "the id, name or an alias is the text (any case, spacing, punctuation)",
+    2: "the id, name or an alias holds the text as a phrase",
+    3: "the record's text holds the text as a phrase",
+    4: "the record's text holds every word",
+}
 # Column weights of bm25(): a hit in the id counts 10x, in a name or alias 5x, in the rest of the record 1x.
 _WEIGHTS = "10.0, 5.0, 1.0"
 
@@ -88,19 +95,43 @@ def split_words(text: str) -> str:
     return _LETTER_DIGIT.sub(ZWSP, text)
 
 
+def _prefix(parts: list[str]) -> bool:
+    """Whether the last of a word's tokens also matches as a prefix: letters only, three characters or more.
+
+    A prefix of one or two characters ("b" of "70b") would expand to thousands of index terms for no gain, and a number
+    matches as written ("70" must not find "700", "3.1" not "3.10").
+    """
+    return bool(parts) and len(parts[-1]) >= 3 and not any(c.isdigit() for c in parts[-1])
+
+
+def _quoted(text: str) -> str:
+    """``text`` as one FTS5 phrase (letter/digit split, quotes doubled), its last token a prefix when :func:`_prefix` allows."""
+    star = " *" if _prefix(_TOKEN.findall(split_words(text))) else ""
+    return '"' + split_words(text).replace('"', '""') + '"' + star
+
+
 def fts_query(text: str) -> str:
-    """The FTS5 MATCH expression for user ``text``: each whitespace-separated word a phrase whose last token is a prefix, all
-    required. Raises :class:`UsageError` when no word has a letter or digit."""
+    """The FTS5 MATCH expression for user ``text``: each whitespace-separated word a phrase whose last token is a prefix
+    (letters, three or more; see :func:`_prefix`), all required. Raises :class:`UsageError` when no word has a letter or
+    digit."""
     words = [w for w in text.split() if _HAS_WORD.search(w)]
     if not words:
         raise UsageError("search text is empty; give at least one word with a letter or digit")
-    phrases = []
-    for word in words:
-        tokens = _TOKEN.findall(split_words(word))
-        # A prefix of one or two characters ("b" of "70b") would expand to thousands of index terms for no gain.
-        star = " *" if tokens and len(tokens[-1]) >= 3 else ""
-        phrases.append('"' + split_words(word).replace('"', '""') + '"' + star)
-    return " ".join(phrases)
+    return " ".join(_quoted(word) for word in words)
+
+
+def phrase_query(text: str, columns: tuple[str, ...] = ()) -> str:
+    """The FTS5 MATCH expression for the whole of ``text`` as one phrase (its words in a row, in order), in ``columns``
+    only when given (``("ident", "names")``: the id, name and aliases). Same tokens and prefix rule as :func:`fts_query`;
+    call that first to refuse text without a word."""
+    words = " ".join(w for w in text.split() if _HAS_WORD.search(w))
+    return ("{" + " ".join(columns) + "} : " if columns else "") + _quoted(words)
+
+
+def tokens(text: str) -> tuple[str, ...]:
+    """The case-folded index tokens of ``text`` (``"Llama3.1-70B"`` -> ``("llama", "3", "1", "70", "b")``): two texts
+    with the same tokens name the same thing up to case, spaces, punctuation and letter/digit joins."""
+    return tuple(t.casefold() for t in _TOKEN.findall(split_words(text)))
 
 
 def _dumps(data: Any) -> str:
@@ -133,12 +164,13 @@ def _flatten_values(value: Any, out: list[str]) -> None:
 
 def query_terms(text: str) -> list[list[tuple[str, bool]]]:
     """The phrases of user ``text`` as :func:`fts_query` matches them: per word ``[(token, is_prefix)]``, case-folded,
-    the last token of each word a prefix."""
+    the last token of each word a prefix when :func:`_prefix` allows."""
     out = []
     for word in text.split():
-        tokens = _TOKEN.findall(split_words(word))
-        if tokens:
-            out.append([(t.casefold(), i == len(tokens) - 1) for i, t in enumerate(tokens)])
+        found = _TOKEN.findall(split_words(word))
+        if found:
+            last = len(found) - 1 if _prefix(found) else -1
+            out.append([(t.casefold(), i == last) for i, t in enumerate(found)])
     return out
 
 
@@ -170,17 +202,19 @@ def snippet(body: str, phrases: list[list[tuple[str, bool]]], width: int = 14) -
                 match_at[j] = (j + n - 1, k)
                 last_end = j + n - 1
                 break
+    # A match counts for a window once its last token is inside (so a phrase of several words is not cut at the end).
+    ends = {last: (first, k) for first, (last, k) in match_at.items()}
     counts = [0] * len(phrases)
     distinct = hits = 0
     best_at, best = 0, (-1, -1)
     for end in range(len(spans)):
-        if end in match_at:
-            k = match_at[end][1]
+        if end in ends:
+            k = ends[end][1]
             distinct += counts[k] == 0
             counts[k] += 1
             hits += 1
         start = end - width + 1
-        if start > 0 and start - 1 in match_at:
+        if start > 0 and start - 1 in match_at and match_at[start - 1][0] <= end:
             k = match_at[start - 1][1]
             counts[k] -= 1
             distinct -= counts[k] == 0
@@ -388,12 +422,22 @@ class Catalog:
             return self.con.execute("SELECT count(*) FROM records WHERE type = ?", (type_name,)).fetchone()[0]
         return self.con.execute("SELECT count(*) FROM records").fetchone()[0]
 
-    def search(self, text: str, *, type_name: str | None = None, limit: int | None = 20) -> list[dict[str, Any]]:
-        """Ranked full-text hits for ``text``: records whose id, name or an alias equals ``text`` (normalised as the
-        resolver does) first, then by BM25 (id 10x, names 5x, body 1x).
+    def search(
+        self, text: str, *, type_name: str | None = None, limit: int | None = 20, snippets: bool = True, closeness: bool = True
+    ) -> list[dict[str, Any]]:
+        """Ranked full-text hits for ``text``: every record holding every word (:func:`fts_query`), in four tiers
+        (:data:`TIERS`), BM25 (id 10x, names 5x, body 1x) within a tier.
 
-        Returns ``[{key, type, id, path, name, score, exact, snippet}]``; ``snippet`` marks matched words with
-        ``\x02``/``\x03``; ``score`` is BM25 negated (higher is better). ``limit=None`` returns every hit.
+        Tier 1: the id, name or an alias has the same tokens as the whole text (:func:`tokens`: ``"Llama3.1-70B"`` is
+        ``"llama 3.1 70b"``), or equals it normalised as the resolver does; tier 2: the whole text is a phrase inside the
+        id, name or an alias (FTS5 column filter), the records whose closest such name has the fewest other words first
+        (``H100``: ``NVIDIA H100 SXM`` before an MLPerf submission named after a system); tier 3: the whole text is a
+        phrase anywhere in the record; tier 4: the words occur anywhere. For one-word text tiers 3 and 4 are one.
+
+        ``closeness=False`` skips ordering tier 2 by the closest name (BM25 alone), for a caller that sorts the hits
+        itself. Returns ``[{key, type, id, path, name, score, tier, exact, snippet}]``; ``exact`` is ``tier == 1``;
+        ``snippet`` marks matched words with ``\x02``/``\x03`` (``None`` with ``snippets=False``: see :meth:`snippet`);
+        ``score`` is BM25 negated (higher is better). ``limit=None`` returns every hit.
         Raises :class:`UsageError` for text without a word.
         """
         from .resolve import normalise
@@ -401,34 +445,35 @@ class Catalog:
         match = fts_query(text)
         con = self.con
         of_type = {rid for (rid,) in con.execute("SELECT rid FROM records WHERE type = ?", (type_name,))} if type_name else None
-        exact = [
-            rid
-            for (rid,) in con.execute(
-                "SELECT DISTINCT n.rid FROM names n JOIN records r ON r.rid = n.rid WHERE n.norm = ? ORDER BY r.key", (normalise(text),)
-            )
-            if of_type is None or rid in of_type
-        ]
-        hits: list[tuple[int, float, str, bool]] = []
+        several = len(query_terms(text)) > 1
         try:
-            for rid in exact[:limit]:
-                row = con.execute(f"SELECT bm25(fts, {_WEIGHTS}) FROM fts WHERE fts MATCH ? AND rowid = ?", (match, rid))
-                for (score,) in row:
-                    hits.append((rid, score, "", True))
-            taken = {h[0] for h in hits}
-            # ORDER BY rank lets FTS5 sort inside the index; snippets are made below for the rows kept only.
+            # ORDER BY rank lets FTS5 sort inside the index; the tiers then reorder it stably, so BM25 holds within a tier.
             cur = con.execute(f"SELECT rowid, rank FROM fts WHERE fts MATCH ? AND rank MATCH 'bm25({_WEIGHTS})' ORDER BY rank", (match,))
-            for rid, score in cur:
-                if limit is not None and len(hits) >= limit:
-                    break
-                if rid not in taken and (of_type is None or rid in of_type):
-                    hits.append((rid, score, "", False))
+            ranked = [(rid, score) for rid, score in cur if of_type is None or rid in of_type]
+            found = {rid for rid, _ in ranked}
+            named = found & {
+                rid for (rid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (phrase_query(text, ("ident", "names")),))
+            }
+            in_text = (
+                found & {rid for (rid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (phrase_query(text),))}
+                if several
+                else found
+            )
         except sqlite3.OperationalError as exc:  # an FTS5 syntax the quoting did not foresee: the user's text, not a crash
             raise UsageError(f"cannot search for {text!r}: {exc}") from None
-        # FTS5's snippet() is quadratic in the hits of one record (5 s for a 400 KiB record): one linear pass instead.
-        terms = query_terms(text)
-        for i, (rid, score, _, is_exact) in enumerate(hits):
-            body = next((b for (b,) in con.execute("SELECT body FROM fts_source WHERE rid = ?", (rid,))), "")
-            hits[i] = (rid, score, snippet(body or "", terms), is_exact)
+        fit = self._name_fit(named, text, closeness=closeness)
+        exact = found & {rid for (rid,) in con.execute("SELECT rid FROM names WHERE norm = ?", (normalise(text),))}
+        exact |= {rid for rid, extra in fit.items() if extra == 0}
+        unfit = len(tokens(text)) + 1_000_000  # a name FTS5 tokenised differently (diacritics): last in its tier
+
+        def order(rid: int) -> tuple[int, int]:
+            if rid in exact:
+                return (1, 0)
+            if rid in named:
+                return (2, fit.get(rid, unfit))  # the closer the name is to the text, the earlier
+            return (3 if rid in in_text else 4, 0)
+
+        hits = sorted(((rid, score, order(rid)) for rid, score in ranked), key=lambda h: h[2])[:limit]
         meta: dict[int, tuple] = {}
         rids = [h[0] for h in hits]
         for i in range(0, len(rids), 500):
@@ -440,7 +485,7 @@ class Catalog:
                 )
             )
         out = []
-        for rid, score, snip, is_exact in hits:
+        for rid, score, (level, _) in hits:
             key, rtype, rec_id, path, name = meta[rid]
             out.append(
                 {
@@ -450,11 +495,74 @@ class Catalog:
                     "path": path,
                     "name": name or None,
                     "score": round(-score, 3),
-                    "exact": is_exact,
-                    "snippet": (snip or "").replace(ZWSP, "").replace("\n", " "),
+                    "tier": level,
+                    "exact": level == 1,
+                    "snippet": self.snippet(key, text) if snippets else None,
                 }
             )
         return out
+
+    def _name_fit(self, rids: set[int], text: str, *, closeness: bool = True) -> dict[int, int]:
+        """``{rid: extra}`` for the records among ``rids`` whose id, name or an alias holds the tokens of ``text`` in a row
+        (the last one a prefix as :func:`_prefix` allows): ``extra`` is how many more words (runs of letters and digits)
+        the closest such name has, at least 1 (0: the name is the text, up to case, spacing and punctuation). With
+        ``closeness=False`` only the 0s are worked out (every other record holding the phrase gets 1)."""
+        exact, inside = _token_patterns(tokens(text))
+        words = len(_TOKEN.findall(text))
+        out: dict[int, int] = {}
+        ordered = sorted(rids)
+        for i in range(0, len(ordered), 500):
+            for rid, rec_id, names in _name_rows(self.con, ordered[i : i + 500]):
+                for name in [rec_id or "", *(names or "").split("\n")]:
+                    if exact.fullmatch(name):
+                        out[rid] = 0
+                        break
+                    if closeness and inside.search(name):
+                        # extra counted in words, not tokens: "FP8 E5M2" is fp8 and one word more, not four tokens
+                        out[rid] = min(out.get(rid, 1 << 30), max(1, len(_TOKEN.findall(name)) - words))
+                    elif not closeness:
+                        out.setdefault(rid, 1)
+        return out
+
+    def snippet(self, key: str, text: str) -> str:
+        """The matched words of ``text`` in record ``key`` (a window of its text, matches between ``\x02``/``\x03``,
+        see :func:`snippet`): the whole text as one phrase where the record holds it, else each word; ``""`` for a key
+        the catalogue does not hold."""
+        # FTS5's snippet() is quadratic in the hits of one record (5 s for a 400 KiB record): one linear pass instead.
+        body = next((b for (b,) in self.con.execute("SELECT kb_body(data) FROM records WHERE key = ?", (key,))), "") or ""
+        words = query_terms(text)
+        whole = query_terms(" ".join(w for w in text.split() if _HAS_WORD.search(w)).replace(" ", "-"))
+        out = snippet(body, whole) if len(words) > 1 else ""
+        if "\x02" not in out:
+            out = snippet(body, words)
+        return out.replace(ZWSP, "").replace("\n", " ")
+
+
+def _token_patterns(wanted: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Two case-insensitive patterns for a text with the index tokens ``wanted`` (:func:`tokens`): one a whole name
+    with exactly those tokens (nothing else but punctuation and spaces around), one those tokens in a row inside a name,
+    the last one a prefix as :func:`_prefix` allows. Between a letter and a digit token no separator is needed
+    (``H100``); between two of one kind one is (``llama 2``); a token never starts or ends inside a run of its kind."""
+    if not wanted:
+        never = re.compile(r"(?!)")
+        return never, never
+    letters = [not t[0].isdigit() for t in wanted]
+    body = ""
+    for i, (tok, is_letters) in enumerate(zip(wanted, letters, strict=True)):
+        if i:
+            body += r"[\W_]*" if is_letters != letters[i - 1] else r"[\W_]+"
+        body += re.escape(tok)
+    tail_kind = r"[^\W\d_]" if letters[-1] else r"\d"
+    head_kind = r"[^\W\d_]" if letters[0] else r"\d"
+    exact = re.compile(r"[\W_]*" + body + r"[\W_]*", re.IGNORECASE)
+    more = tail_kind + "*" if _prefix(list(wanted)) else ""
+    inside = re.compile(f"(?<!{head_kind}){body}{more}(?!{tail_kind})", re.IGNORECASE)
+    return exact, inside
+
+
+def _name_rows(con: sqlite3.Connection, rids: list[int]) -> Iterator[tuple[int, str, str]]:
+    """``(rid, id, names)`` of the given catalogue rows (``names``: name and aliases, one a line)."""
+    return con.execute(f"SELECT rid, id, names FROM records WHERE rid IN ({','.join('?' * len(rids))})", rids)
 
 
 def _connect(target: str) -> sqlite3.Connection:

@@ -22,15 +22,27 @@ from typing import Any
 from .errors import UsageError
 from .query_expr import MISSING, field_values
 
-__all__ = ["Hit", "Rows", "SortKey", "parse_fields", "parse_sort", "tabulate"]
+__all__ = ["Deferred", "Hit", "Rows", "SortKey", "parse_fields", "parse_sort", "tabulate"]
 
 PSEUDO = ("key", "type", "path")
+
+
+class Deferred:
+    """A computed value made on first read (a search snippet), so only the rows a query returns pay for it.
+
+    ``make()`` takes no arguments and returns the value; :meth:`Hit.value` calls it once and keeps the result.
+    """
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
 
 
 @dataclass(slots=True)
 class Hit:
     """One record a query matched: ``key``, ``type``, ``path`` (relative to the KB), ``data`` (the record), ``extra``
-    (values the query computed, e.g. ``{"score": 4.2, "match": "..."}``)."""
+    (values the query computed, e.g. ``{"score": 4.2, "match": "..."}``; a :class:`Deferred` is made when first read)."""
 
     key: str
     type: str
@@ -41,7 +53,10 @@ class Hit:
     def value(self, name: str) -> Any:
         """The value of field ``name`` (pseudo-field, computed value, or dotted path); :data:`MISSING` when absent."""
         if name in self.extra:
-            return self.extra[name]
+            value = self.extra[name]
+            if isinstance(value, Deferred):
+                value = self.extra[name] = value.make()
+            return value
         if name in PSEUDO:
             return getattr(self, name)
         return field_values(self.data, name)

@@ -115,8 +115,11 @@ class CompareResult:
     ``per_accelerator`` (ranked on the per-accelerator figure),
     ``conditions`` (the class-key conditions, in order), ``classes``
     (largest first), ``not_comparable``, ``split_by`` (condition -> number of
-    distinct values across classes: what keeps the classes apart) and
-    ``selected`` (records matching the filters).
+    distinct values across classes: what keeps the classes apart),
+    ``selected`` (records matching the filters) and ``metrics_without_filter``:
+    when a metric filter selected nothing, ``{metric: records}`` of the
+    records the other filters select (most first; ``{}`` when they select
+    none either, and when no metric was asked or something was selected).
     """
 
     filters: dict[str, Any]
@@ -127,6 +130,12 @@ class CompareResult:
     not_comparable: list[NotComparable]
     split_by: dict[str, int]
     selected: int
+    metrics_without_filter: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def metric_absent(self) -> bool:
+        """True when a metric filter (:func:`compare` with ``metric``) is what left the selection empty."""
+        return self.selected == 0 and "metric" in self.filters
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict of every field (dataclasses converted recursively)."""
@@ -301,18 +310,14 @@ def compare(
         varied = check_vary(vary)
     except ValueError as exc:
         raise AnalysisError(str(exc)) from None
+    without_metric: dict[str, int] = {}
     if records is None:
-        records, filters = select(
-            kb,
-            model=model,
-            metric=metric,
-            accelerator=accelerator,
-            engine=engine,
-            fmt=fmt,
-            scenario=scenario,
-            origin=origin,
-            base_model=base_model,
-        )
+        others = dict(model=model, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin, base_model=base_model)
+        records, filters = select(kb, metric=metric, **others)
+        if metric and not records:
+            # a known metric no selected record has: say which metrics the rest of the selection does have
+            counts = Counter(str(r.data.get("metric") or "(none)") for r in select(kb, **others)[0])
+            without_metric = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
     else:
         filters = {"records": len(records)}
     groups: dict[tuple, list[tuple[Record, Any, float]]] = {}
@@ -365,7 +370,7 @@ def compare(
             if len(distinct) > 1:
                 split_by[name] = len(distinct)
     return CompareResult(
-        filters, list(varied), per_accelerator_basis, list(CONDITION_NAMES), classes, not_comparable, split_by, len(records)
+        filters, list(varied), per_accelerator_basis, list(CONDITION_NAMES), classes, not_comparable, split_by, len(records), without_metric
     )
 
 

@@ -137,6 +137,15 @@ def _filters_text(filters: dict) -> str:
     return ", ".join(parts) or "no filter"
 
 
+def _metric_absent_text(result) -> str:
+    """The line saying that no selected benchmark has the metric asked for, and which metrics the rest of the selection has."""
+    rest = _filters_text({k: v for k, v in result.filters.items() if k != "metric"})
+    if result.metrics_without_filter:
+        have = ", ".join(f"{m} {n}" for m, n in result.metrics_without_filter.items())
+        return f"no benchmark selected by {rest} has metric {result.filters['metric']}; the metrics they have: {have}"
+    return f"no benchmark is selected by {rest} with any metric"
+
+
 def _print_compare(result, show_all: bool) -> None:
     console = _Echo()
     console.print(
@@ -144,6 +153,8 @@ def _print_compare(result, show_all: bool) -> None:
         f"{len(result.classes)} comparability class(es), {len(result.not_comparable)} not comparable"
         + (f"; varied: {', '.join(result.vary)}" if result.vary else "")
     )
+    if result.metric_absent:
+        console.print(_metric_absent_text(result))
     if result.split_by:
         console.print("classes are split by: " + ", ".join(f"{k} ({v} values)" for k, v in result.split_by.items()))
     limit = None if show_all else 10
@@ -257,7 +268,9 @@ def compare(
     A class is records with equal load conditions (model, metric, scope, format,
     hardware and count, scenario, MLPerf division and benchmark definition,
     ISL/OSL, load, warmup, engine and version). A condition a record does not
-    state makes it "not comparable" — never silently equal.
+    state makes it "not comparable" — never silently equal. A known --metric that no selected
+    benchmark has selects nothing (exit 0) and the metrics the rest of the selection has are
+    listed with counts; an unknown metric name is an error (exit 2).
 
     \b
     Examples:
@@ -413,6 +426,10 @@ def compare(
         emit_json(res.to_dict())
     elif fmt in ("csv", "markdown"):
         _emit_rows(_compare_rows(res), fmt)
+        if res.metric_absent:
+            from ..textsafe import clean
+
+            click.echo(clean(_metric_absent_text(res)), err=True)  # stdout holds the (empty) table only
     else:
         _print_compare(res, show_all)
         if plot_path:

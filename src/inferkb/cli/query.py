@@ -98,15 +98,20 @@ def show(record_id, kb_path, fmt, audits) -> None:
 @click.option("--type", "type_name", metavar="TYPE", help="Only records of this type.")
 @table_options(20)
 def search(text, kb_path, type_name, fields, sort, limit, first_per, fmt) -> None:
-    """Full-text search across every field, ranked: exact id/name/alias hits first, then BM25 (id and name weigh most).
+    """Full-text search across every field, ranked in tiers, BM25 within a tier (id and name weigh most).
 
     Every word must occur; a hyphenated name is found whole and in part (gpt-oss-120b, oss-120b,
-    120b). Matched words appear in [brackets] in the match column.
+    120b); a number matches as written (3.1 is not 3.10, 70B not 7B). Tiers (the tier column):
+    1 the id, name or an alias is the text (any case, spacing, hyphens, dots); 2 a name holds the
+    text as a phrase (closest name first); 3 any field holds the phrase; 4 every word occurs.
+    When no record is named the text, a note says so. Matched words appear in [brackets] in the
+    match column.
 
     \b
     Examples:
       inferkb search gpt-oss-120b
       inferkb search "NVIDIA H100 80GB HBM3"
+      inferkb search "Llama 3.1 70B" --fields key,name,tier
       inferkb search speculative decoding --type benchmark
       inferkb search llama2-70b --type benchmark --fields key,metric,value,unit --sort value:desc --limit 10
     """
