@@ -13,7 +13,7 @@ import datetime as _dt
 import hashlib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import validate_rules as R
@@ -36,6 +36,7 @@ __all__ = [
     "validate_record",
     "validate_records",
     "record_rules",
+    "record_checks",
     "reference_findings",
     "schema_doc",
     "schema_file",
@@ -164,6 +165,14 @@ def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
                         field="baseline_arm",
                     )
                 )
+    return out
+
+
+def record_checks(kb: KB, rec: Record, schemas: SchemaSet, today: _dt.date) -> list[Finding]:
+    """The checks of one record that need no other record: its type's schema, then :func:`record_rules`."""
+    validator = schemas.validators.get(rec.type)
+    out = _schema_findings(rec, validator) if validator is not None else []
+    out.extend(record_rules(kb, rec, today))
     return out
 
 
@@ -296,12 +305,15 @@ def validate(
     ignore: list[str] | None = None,
     max_dangling_refs: int | None = None,
     today: _dt.date | None = None,
+    checked: Mapping[str, list[Finding]] | None = None,
 ) -> Report:
     """Validate ``kb``; returns a :class:`Report` (figures under ``"validate"``).
 
     ``types`` limits record checks to those types (references still resolve
     against the whole KB). ``max_dangling_refs`` overrides the KB's budget.
-    ``select``/``ignore`` filter findings by code or code prefix. Raises
+    ``select``/``ignore`` filter findings by code or code prefix.
+    ``checked`` (``{record key: findings}``) holds the :func:`record_checks` of records already checked elsewhere
+    (a worker process, :mod:`inferkb.validate_split`) for ``today``; those records are not checked again. Raises
     :class:`UsageError` for an unknown type.
     """
     today = today or _dt.date.today()
@@ -314,10 +326,10 @@ def validate(
         PROCESSING.what = rec.path
         stamp = kb.file_stamp(rec) if cache is not None else None
         got = _cached_findings(cache.get(rec.path, stamp)) if stamp is not None else None
+        if got is None and checked is not None:
+            got = checked.get(rec.key)
         if got is None:
-            validator = schemas.validators.get(rec.type)
-            got = list(_schema_findings(rec, validator)) if validator is not None else []
-            got.extend(record_rules(kb, rec, today))
+            got = record_checks(kb, rec, schemas, today)
             if stamp is not None:
                 cache.put(rec.path, [stamp, [_finding_row(f) for f in got]])
         findings.extend(got)

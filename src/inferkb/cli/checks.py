@@ -17,6 +17,7 @@ from .common import (
     ignore_option,
     jobs_option,
     kb_option,
+    loading,
     open_kb,
     reporter_formats,
     select_option,
@@ -41,8 +42,13 @@ def validate(kb_path, types, select, ignore, max_dangling_refs, fmt, fail_on) ->
       inferkb validate --type benchmark --select KB1 --ignore KB110
       inferkb validate --max-dangling-refs 0 --format github
     """
-    kb = open_kb(kb_path)
-    report = kb.validate(types=list(types) or None, select=codes(select), ignore=codes(ignore), max_dangling_refs=max_dangling_refs)
+    from ..validate_split import validate_path
+
+    options = {"types": list(types) or None, "select": codes(select), "ignore": codes(ignore), "max_dangling_refs": max_dangling_refs}
+    with loading():  # a large KB with the load cache off is read and checked in two processes when two CPUs are idle
+        report = validate_path(kb_path, **options)
+    if report is None:
+        report = open_kb(kb_path).validate(**options)
     finish(report, fmt, fail_on, title="validate", include_info=bool(select))
 
 
