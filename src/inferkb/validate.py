@@ -80,13 +80,35 @@ def _schema_findings(rec: Record, validator: Any) -> list[Finding]:
     return out
 
 
-def _check_date(rec: Record, field: str, value: str, no_future: bool, today: _dt.date, out: list[Finding]) -> None:
+_NOT_DATE = False
+_DAYS: dict[str, _dt.date | bool | None] = {}
+_DAYS_MAX = 4096  # distinct strings remembered: records share a few dozen dates; a hostile KB cannot grow it past this
+
+
+def _day(value: str) -> _dt.date | bool | None:
+    """``value`` as a date: ``False`` when it is not ``YYYY-MM-DD`` (:data:`DATE_RE`), ``None`` when it is but names no
+    calendar day (``2026-02-31``), else the date. Remembered per string (most records share a handful of dates)."""
     try:
-        day = _dt.date.fromisoformat(value)
-    except ValueError:
+        return _DAYS[value]
+    except KeyError:
+        pass
+    if not DATE_RE.match(value):
+        day: _dt.date | bool | None = _NOT_DATE
+    else:
+        try:
+            day = _dt.date.fromisoformat(value)
+        except ValueError:
+            day = None
+    if len(_DAYS) >= _DAYS_MAX:
+        _DAYS.clear()
+    _DAYS[value] = day
+    return day
+
+
+def _check_date(rec: Record, field: str, value: str, day: _dt.date | None, no_future: bool, today: _dt.date, out: list[Finding]) -> None:
+    if day is None:
         out.append(R.KB105.finding(f"{field}: {value!r} is not a real calendar date", record=rec.key, path=rec.path, field=field))
-        return
-    if no_future and day > today:
+    elif no_future and day > today:
         out.append(R.KB106.finding(f"{field}: {value} is after today ({today})", record=rec.key, path=rec.path, field=field))
 
 
@@ -94,14 +116,18 @@ def _date_findings(rec: Record, today: _dt.date) -> list[Finding]:
     out: list[Finding] = []
     for key, value in rec.data.items():
         # Cheap shape tests first: this runs over every top-level field of every record.
-        if type(value) is str and len(value) == 10 and value[4] == "-" and DATE_RE.match(value):
-            _check_date(rec, key, value, key in NO_FUTURE_FIELDS, today, out)
+        if type(value) is str and len(value) == 10 and value[4] == "-":
+            day = _day(value)
+            if day is not _NOT_DATE:
+                _check_date(rec, key, value, day, key in NO_FUTURE_FIELDS, today, out)
     prov = rec.data.get("provenance")
     if type(prov) is list:
         for i, entry in enumerate(prov):
             date = entry.get("date") if type(entry) is dict else None
-            if type(date) is str and DATE_RE.match(date):
-                _check_date(rec, f"provenance[{i}].date", date, True, today, out)
+            if type(date) is str:
+                day = _day(date)
+                if day is not _NOT_DATE:
+                    _check_date(rec, f"provenance[{i}].date", date, day, True, today, out)
     return out
 
 
