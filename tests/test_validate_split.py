@@ -86,7 +86,7 @@ def _split(path: Path, monkeypatch, **options):
         return got
 
     monkeypatch.setattr(validate_split, "_receive", spy)
-    report = validate_split.validate_path(path, jobs=2, **options)
+    report = validate_split.validate_path(path, 2, **options)
     assert report is not None
     return report.to_dict(), used
 
@@ -162,31 +162,33 @@ def test_a_failed_child_costs_no_finding(troubled_kb, monkeypatch, child_work):
     assert split == _serial(troubled_kb)
 
 
-def test_inferkb_jobs_1_the_load_cache_or_one_job_keep_the_one_process_path(troubled_kb, monkeypatch):
+def test_one_job_or_the_load_cache_keep_the_one_process_path(troubled_kb, monkeypatch):
     monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
-    monkeypatch.setenv("INFERKB_JOBS", "1")
-    assert validate_split.validate_path(troubled_kb) is None
-    monkeypatch.setenv("INFERKB_JOBS", "2")
-    assert validate_split.validate_path(troubled_kb, jobs=1) is None
+    assert validate_split.validate_path(troubled_kb, 1) is None
     monkeypatch.delenv("INFERKB_NO_CACHE")
-    assert validate_split.validate_path(troubled_kb, jobs=2) is None
+    assert validate_split.validate_path(troubled_kb, 2) is None
 
 
 def test_a_small_kb_is_validated_in_one_process(troubled_kb, monkeypatch):
     forks = []
     monkeypatch.setattr(validate_split, "_fork", lambda *a: forks.append(a))
-    report = validate_split.validate_path(troubled_kb, jobs=2)  # 300 files < SPLIT_MIN_FILES
+    report = validate_split.validate_path(troubled_kb, 2)  # 300 files < SPLIT_MIN_FILES
     assert forks == []
     assert report.to_dict() == _serial(troubled_kb)
 
 
 def test_cli_validate_json_is_the_same_with_one_job_and_two(troubled_kb, monkeypatch):
+    """``INFERKB_JOBS=1`` keeps the CLI in one process; ``2`` forks; the JSON document is byte for byte the same."""
     monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
+    fork = validate_split._fork
+    forks = []
+    monkeypatch.setattr(validate_split, "_fork", lambda *a: forks.append(1) or fork(*a))
     outputs = {}
     for jobs in ("1", "2"):
         monkeypatch.setenv("INFERKB_JOBS", jobs)
         result = CliRunner().invoke(cli, ["validate", "--kb", str(troubled_kb), "--format", "json"])
         assert result.exit_code == 1, result.output
-        outputs[jobs] = result.stdout_bytes
-    assert outputs["1"] == outputs["2"]
-    assert b'"KB014"' in outputs["2"]
+        outputs[jobs] = (result.stdout_bytes, len(forks))
+    assert outputs["1"][1] == 0 and outputs["2"][1] == 1
+    assert outputs["1"][0] == outputs["2"][0]
+    assert b'"KB014"' in outputs["2"][0]

@@ -15,7 +15,7 @@ serial one, finding for finding and in the same order.
 
 It applies only when the load cache is off (warm, the cache already skips the
 reading and parsing), ``fork`` is safe (Linux), :func:`inferkb.parallel.default_jobs`
-says at least 2 (``INFERKB_JOBS=1`` forces one process) and the KB has at
+says at least 2 (``INFERKB_JOBS=1`` forces one process; the CLI asks it, the caller of :func:`validate_path` decides) and the KB has at
 least :data:`SPLIT_MIN_FILES` record files. A child that dies, fails or sends
 something unreadable costs only time: the parent loads and checks that half
 itself.
@@ -32,7 +32,7 @@ from typing import Any
 
 from .findings import Finding
 from .kb import KB
-from .parallel import can_fork, default_jobs
+from .parallel import can_fork
 from .profile import load_profile
 from .report import Report
 from .schemas import schema_set
@@ -55,24 +55,24 @@ _CHILD_FAILED = "INFERKB_TEST_SPLIT_CHILD_FAILS"  # tests: the child exits witho
 
 def validate_path(
     path: str | os.PathLike | None,
+    jobs: int,
     *,
     types: list[str] | None = None,
     select: list[str] | None = None,
     ignore: list[str] | None = None,
     max_dangling_refs: int | None = None,
     today: _dt.date | None = None,
-    jobs: int | None = None,
 ) -> Report | None:
     """Open the KB at ``path`` and validate it in two processes; ``None`` when that does not apply (then load it
     with :func:`inferkb.open` and call :meth:`~inferkb.KB.validate` as usual).
 
     The options are those of :func:`inferkb.validate.validate`; the report is the one it gives. ``None`` when the
-    load cache is on, fork is unavailable, or ``jobs`` (default :func:`inferkb.parallel.default_jobs`) is below 2.
+    load cache is on, fork is unavailable, or ``jobs`` is below 2 (the CLI passes :func:`inferkb.parallel.default_jobs`;
+    a program that runs threads, such as a notebook kernel, should not fork and passes 1 or calls ``KB.validate``).
     A KB with fewer than :data:`SPLIT_MIN_FILES` record files is loaded and validated in this process (still a
     report). Raises what :func:`inferkb.open` and :func:`inferkb.validate.validate` raise (``KBNotFound``,
     ``KBError`` for a bad ``kb.toml``, ``UsageError`` for an unknown type).
     """
-    jobs = default_jobs() if jobs is None else jobs
     if jobs < 2 or load_cache.enabled() or not can_fork():
         return None
     root, bundled = locate(path)

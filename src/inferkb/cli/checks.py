@@ -42,11 +42,12 @@ def validate(kb_path, types, select, ignore, max_dangling_refs, fmt, fail_on) ->
       inferkb validate --type benchmark --select KB1 --ignore KB110
       inferkb validate --max-dangling-refs 0 --format github
     """
+    from ..parallel import default_jobs
     from ..validate_split import validate_path
 
     options = {"types": list(types) or None, "select": codes(select), "ignore": codes(ignore), "max_dangling_refs": max_dangling_refs}
     with loading():  # a large KB with the load cache off is read and checked in two processes when two CPUs are idle
-        report = validate_path(kb_path, **options)
+        report = validate_path(kb_path, default_jobs(), **options)
     if report is None:
         report = open_kb(kb_path).validate(**options)
     finish(report, fmt, fail_on, title="validate", include_info=bool(select))
