@@ -146,6 +146,19 @@ def test_dates_must_be_real_and_not_in_the_future(tmp_path, value, code):
     assert codes(tmp_path)[0] == ([code] if code else [])
 
 
+def test_a_date_shared_by_many_records_is_judged_in_each_even_past_the_memo_limit(tmp_path, monkeypatch):
+    """Parsed dates are remembered per string (validate._day): every record still gets its own finding, and the memo
+    starting afresh when full changes no answer."""
+    from inferkb import validate as V
+
+    monkeypatch.setattr(V, "_DAYS_MAX", 2)
+    prov = [{"date": "2026-02-30"}, {"date": "2099-01-01"}, {"date": "2026-01-01\n"}, {"date": "not a date"}]
+    files = {f"data/engines/e{i}.json": rec("engine", f"e{i}", updated="2026-02-30", provenance=prov) for i in range(3)}
+    write_kb(tmp_path, files)
+    per_record = codes(tmp_path)[0]
+    assert per_record == ["KB105", "KB105", "KB106", "KB105"] * 3
+
+
 def test_future_publication_of_a_release_date_is_allowed_but_not_a_future_updated(tmp_path):
     write_kb(tmp_path, {"data/engines/x.json": rec("engine", "x", release_date="2027-03-01")})
     assert codes(tmp_path)[0] == []

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Task", "default_jobs", "run_tasks"]
+__all__ = ["Task", "can_fork", "default_jobs", "run_tasks"]
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,8 @@ def default_jobs() -> int:
     return max(1, min(4, cpus, 1 + int(idle)))
 
 
-def _can_fork() -> bool:
+def can_fork() -> bool:
+    """True where forking a worker is safe: Linux (not macOS, where a forked process that holds threads may hang)."""
     return hasattr(os, "fork") and sys.platform.startswith("linux")
 
 
@@ -93,7 +94,7 @@ def run_tasks(tasks: Sequence[Task], *, jobs: int | None = None) -> list[Any]:
     jobs = default_jobs() if jobs is None else max(1, jobs)
     jobs = min(jobs, len(tasks))
     results: dict[int, Any] = {}
-    if jobs <= 1 or not _can_fork():
+    if jobs <= 1 or not can_fork():
         _run_serial(tasks, range(len(tasks)), results)
         return [results[i] for i in range(len(tasks))]
     bins = _plan(tasks, jobs)

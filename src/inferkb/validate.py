@@ -13,7 +13,7 @@ import datetime as _dt
 import hashlib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import validate_rules as R
@@ -37,6 +37,7 @@ __all__ = [
     "validate_record",
     "validate_records",
     "record_rules",
+    "record_checks",
     "reference_findings",
     "schema_doc",
     "schema_file",
@@ -80,13 +81,35 @@ def _schema_findings(rec: Record, validator: Any) -> list[Finding]:
     return out
 
 
-def _check_date(rec: Record, field: str, value: str, no_future: bool, today: _dt.date, out: list[Finding]) -> None:
+_NOT_DATE = False
+_DAYS: dict[str, _dt.date | bool | None] = {}
+_DAYS_MAX = 4096  # distinct strings remembered: records share a few dozen dates; a hostile KB cannot grow it past this
+
+
+def _day(value: str) -> _dt.date | bool | None:
+    """``value`` as a date: ``False`` when it is not ``YYYY-MM-DD`` (:data:`DATE_RE`), ``None`` when it is but names no
+    calendar day (``2026-02-31``), else the date. Remembered per string (most records share a handful of dates)."""
     try:
-        day = _dt.date.fromisoformat(value)
-    except ValueError:
+        return _DAYS[value]
+    except KeyError:
+        pass
+    if not DATE_RE.match(value):
+        day: _dt.date | bool | None = _NOT_DATE
+    else:
+        try:
+            day = _dt.date.fromisoformat(value)
+        except ValueError:
+            day = None
+    if len(_DAYS) >= _DAYS_MAX:
+        _DAYS.clear()
+    _DAYS[value] = day
+    return day
+
+
+def _check_date(rec: Record, field: str, value: str, day: _dt.date | None, no_future: bool, today: _dt.date, out: list[Finding]) -> None:
+    if day is None:
         out.append(R.KB105.finding(f"{field}: {value!r} is not a real calendar date", record=rec.key, path=rec.path, field=field))
-        return
-    if no_future and day > today:
+    elif no_future and day > today:
         out.append(R.KB106.finding(f"{field}: {value} is after today ({today})", record=rec.key, path=rec.path, field=field))
 
 
@@ -94,14 +117,18 @@ def _date_findings(rec: Record, today: _dt.date) -> list[Finding]:
     out: list[Finding] = []
     for key, value in rec.data.items():
         # Cheap shape tests first: this runs over every top-level field of every record.
-        if type(value) is str and len(value) == 10 and value[4] == "-" and DATE_RE.match(value):
-            _check_date(rec, key, value, key in NO_FUTURE_FIELDS, today, out)
+        if type(value) is str and len(value) == 10 and value[4] == "-":
+            day = _day(value)
+            if day is not _NOT_DATE:
+                _check_date(rec, key, value, day, key in NO_FUTURE_FIELDS, today, out)
     prov = rec.data.get("provenance")
     if type(prov) is list:
         for i, entry in enumerate(prov):
             date = entry.get("date") if type(entry) is dict else None
-            if type(date) is str and DATE_RE.match(date):
-                _check_date(rec, f"provenance[{i}].date", date, True, today, out)
+            if type(date) is str:
+                day = _day(date)
+                if day is not _NOT_DATE:
+                    _check_date(rec, f"provenance[{i}].date", date, day, True, today, out)
     return out
 
 
@@ -180,6 +207,14 @@ def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
                         field="baseline_arm",
                     )
                 )
+    return out
+
+
+def record_checks(kb: KB, rec: Record, schemas: SchemaSet, today: _dt.date) -> list[Finding]:
+    """The checks of one record that need no other record: its type's schema, then :func:`record_rules`."""
+    validator = schemas.validators.get(rec.type)
+    out = _schema_findings(rec, validator) if validator is not None else []
+    out.extend(record_rules(kb, rec, today))
     return out
 
 
@@ -312,12 +347,15 @@ def validate(
     ignore: list[str] | None = None,
     max_dangling_refs: int | None = None,
     today: _dt.date | None = None,
+    checked: Mapping[str, list[Finding]] | None = None,
 ) -> Report:
     """Validate ``kb``; returns a :class:`Report` (figures under ``"validate"``).
 
     ``types`` limits record checks to those types (references still resolve
     against the whole KB). ``max_dangling_refs`` overrides the KB's budget.
-    ``select``/``ignore`` filter findings by code or code prefix. Raises
+    ``select``/``ignore`` filter findings by code or code prefix.
+    ``checked`` (``{record key: findings}``) holds the :func:`record_checks` of records already checked elsewhere
+    (a worker process, :mod:`inferkb.validate_split`) for ``today``; those records are not checked again. Raises
     :class:`UsageError` for an unknown type.
     """
     today = today or _dt.date.today()
@@ -330,10 +368,10 @@ def validate(
         PROCESSING.what = rec.path
         stamp = kb.file_stamp(rec) if cache is not None else None
         got = _cached_findings(cache.get(rec.path, stamp)) if stamp is not None else None
+        if got is None and checked is not None:
+            got = checked.get(rec.key)
         if got is None:
-            validator = schemas.validators.get(rec.type)
-            got = list(_schema_findings(rec, validator)) if validator is not None else []
-            got.extend(record_rules(kb, rec, today))
+            got = record_checks(kb, rec, schemas, today)
             if stamp is not None:
                 cache.put(rec.path, [stamp, [_finding_row(f) for f in got]])
         findings.extend(got)

@@ -1,4 +1,4 @@
-"""Command-line interface: a thin layer over the Python API. Importing this package gives every command.
+"""Command-line interface: a thin layer over the Python API. ``cli.commands`` gives every command.
 
 Every command prints human output by default and one JSON document with
 ``--format json``. Exit codes: 0 ok, 1 findings at or above the failing
@@ -8,12 +8,14 @@ user (``--debug`` or ``INFERKB_DEBUG=1`` shows one).
 Commands are plugins of the ``commands`` extension point
 (:mod:`inferkb.plugins`): each module under this package defines its commands
 with :func:`~inferkb.cli.common.command` and is named once in
-``BUILTINS["commands"]``; other packages add theirs through the
-``inferkb.commands`` entry-point group.
+``BUILTINS["commands"]`` and, per command, in :data:`BUILTIN_COMMANDS`
+(so running one command imports only its module); other packages add
+theirs through the ``inferkb.commands`` entry-point group.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -47,18 +49,61 @@ from .common import (  # noqa: F401 - re-exported: the helpers command modules w
 CHECK_FORMATS = click.Choice(["text", "json", "github"])  # kept for modules written before reporters became plugins
 
 
-class PluginGroup(click.Group):
-    """The top-level group: built-in commands at import, commands of installed plugins on first need.
+BUILTIN_COMMANDS: dict[str, str] = {
+    **dict.fromkeys(("validate", "check", "audit", "rules"), "inferkb.cli.checks"),
+    **dict.fromkeys(("list", "show", "search", "where", "refs", "stats", "gaps"), "inferkb.cli.query"),
+    **dict.fromkeys(("init", "new"), "inferkb.cli.write"),
+    **dict.fromkeys(("intake", "env"), "inferkb.cli.intake"),
+    "derive": "inferkb.cli.derive",
+    "export-report": "inferkb.cli.export",
+    "plugins": "inferkb.cli.plugins",
+    "import-community": "inferkb.cli.community",
+    "compare": "inferkb.cli.analysis",
+    **dict.fromkeys(("cost", "roofline", "fit"), "inferkb.cli.analysis_bounds"),
+    **dict.fromkeys(("sql", "export"), "inferkb.cli.analysis_data"),
+    **dict.fromkeys(("site", "serve"), "inferkb.cli.site"),
+}
+"""The module of ``BUILTINS["commands"]`` that defines each built-in command: running one command imports only
+its module (``inferkb validate`` does not import the query, analysis or site commands). ``tests/test_cli_lazy.py``
+checks it against what each module registers."""
 
-    Looking a built-in command up (``inferkb validate``) does not scan entry
-    points; an unknown name, ``--help`` or listing the commands does.
+
+class PluginGroup(click.Group):
+    """The top-level group: each built-in command's module imported when that command runs, the commands of
+    installed plugins on first need.
+
+    Looking a built-in command up (``inferkb validate``) imports only its module and does not scan entry points;
+    an unknown name, ``--help`` or listing the commands imports every built-in module and scans them.
+    :attr:`commands` holds every built-in command (importing their modules when read).
     """
 
+    _all_builtins = False
+
+    @property
+    def commands(self) -> dict[str, click.Command]:
+        """``{name: command}``: every built-in command (their modules imported now), and any plugin's already added."""
+        if not self._all_builtins:
+            self._all_builtins = True
+            for name, cmd in COMMANDS.load(entry_points=False).items():
+                self._commands.setdefault(name, cmd)
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: dict[str, click.Command]) -> None:
+        self._commands = value
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        cmd = super().get_command(ctx, cmd_name)
+        cmd = self._commands.get(cmd_name)
+        if cmd is not None:
+            return cmd
+        module = BUILTIN_COMMANDS.get(cmd_name)
+        if module is not None and cmd_name not in COMMANDS.items:
+            importlib.import_module(module)
+        cmd = COMMANDS.items.get(cmd_name)  # a built-in, or registered by a module imported since
         if cmd is None:
             add_commands(self, entry_points=True)
-            cmd = super().get_command(ctx, cmd_name)
+            return self._commands.get(cmd_name)
+        self._commands[cmd_name] = cmd
         return cmd
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -113,9 +158,6 @@ def add_commands(target: click.Group, *, entry_points: bool = False) -> click.Gr
     return target
 
 
-add_commands(cli)
-
-
 REPORT_TO = "the inferkb issue tracker"
 
 
@@ -163,7 +205,6 @@ def main(argv: list[str] | None = None) -> None:
     """
     from ..textsafe import clean
 
-    add_commands(cli)  # commands registered after this package was imported
     args, debug = _split_debug(list(sys.argv[1:] if argv is None else argv))
     debug = debug or bool(os.environ.get("INFERKB_DEBUG"))
     as_json = wants_json(args)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..errors import UsageError
@@ -17,6 +19,7 @@ from .common import (
     ignore_option,
     jobs_option,
     kb_option,
+    loading,
     open_kb,
     reporter_formats,
     select_option,
@@ -41,8 +44,16 @@ def validate(kb_path, types, select, ignore, max_dangling_refs, fmt, fail_on) ->
       inferkb validate --type benchmark --select KB1 --ignore KB110
       inferkb validate --max-dangling-refs 0 --format github
     """
-    kb = open_kb(kb_path)
-    report = kb.validate(types=list(types) or None, select=codes(select), ignore=codes(ignore), max_dangling_refs=max_dangling_refs)
+    from ..parallel import default_jobs
+    from ..validate_split import validate_path
+
+    options = {"types": list(types) or None, "select": codes(select), "ignore": codes(ignore), "max_dangling_refs": max_dangling_refs}
+    with loading():  # INFERKB_JOBS>=2, load cache off, large KB: two processes
+        # Opt-in (INFERKB_JOBS>=2) for now: on the 2-vCPU VM the child's per-file work ran ~1.7x slower than the parent's and
+        # the split was slower than one process (benchmarks/README.md, "Fourth speed pass").
+        report = validate_path(kb_path, default_jobs() if os.environ.get("INFERKB_JOBS") else 1, **options)
+    if report is None:
+        report = open_kb(kb_path).validate(**options)
     finish(report, fmt, fail_on, title="validate", include_info=bool(select))
 
 

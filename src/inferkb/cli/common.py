@@ -19,8 +19,11 @@ from another package, in its ``inferkb.commands`` entry points).
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -133,12 +136,19 @@ process = _Process()
 
 def open_kb(kb_path: str | None):
     """``inferkb.open(kb_path)``: the bundled KB when ``None``."""
-    import gc
-
     from .. import open as _open_kb
 
-    if not process.owned:
+    with loading():
         return _open_kb(kb_path)
+
+
+@contextmanager
+def loading() -> Iterator[None]:
+    """Around a command's load of a KB: when the CLI is the process's entry point, keep the collector off during the
+    block and freeze what it allocated at its end (:func:`gc.freeze`); otherwise do nothing."""
+    if not process.owned:
+        yield
+        return
     # The command's process keeps the loaded records to its end: moving them to the collector's permanent
     # generation spares every later collection re-traversing millions of record objects (records hold no
     # reference cycles, so nothing collectable is kept; refcounting still frees them). The collector stays
@@ -148,12 +158,11 @@ def open_kb(kb_path: str | None):
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        kb = _open_kb(kb_path)
+        yield
         gc.freeze()
     finally:
         if was_enabled:
             gc.enable()
-    return kb
 
 
 def all_rules() -> dict:

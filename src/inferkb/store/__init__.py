@@ -23,7 +23,7 @@ from ..errors import PROCESSING, KBNotFound, UsageError
 from ..profile import Profile, TypeSpec, load_profile
 from . import cache as load_cache
 from .index import Index
-from .loader import load_records
+from .loader import Loaded, load_records
 from .records import KEBAB, MAX_ID_LENGTH, Record, bundled_root, check_id, gc_paused
 from .writer import Check, write_records
 
@@ -101,12 +101,17 @@ class Store:
             if file is not None:
                 file.save()
                 store.cache_hits = file.hits
-        store.index = Index(loaded.records)
-        store.index.seed(_URL_CLEAR, loaded.url_clear)
-        store.index.seed(STAMPS, loaded.stamps)
-        store.load_findings = loaded.findings
-        store.files_seen = loaded.files_seen
+        store.install(loaded)
         return store
+
+    def install(self, loaded: Loaded) -> None:
+        """Make what a loader read (:class:`~inferkb.store.loader.Loaded`) this store's records, load findings and
+        file count, replacing any it had; the index starts afresh (version 0)."""
+        self.index = Index(loaded.records)
+        self.index.seed(_URL_CLEAR, loaded.url_clear)
+        self.index.seed(STAMPS, loaded.stamps)
+        self.load_findings = loaded.findings
+        self.files_seen = loaded.files_seen
 
     use_cache = False  # set by load: whether results may be kept in, and taken from, the on-disk load cache
     cache_hits = 0  # record files the load took from the cache (neither read nor parsed)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,47 +50,82 @@ def load_records(root: Path, profile: Profile, *, only: set[str] | None = None, 
     those files, by the same rules (the query catalogue refreshes changed files so).
     ``cache`` (:class:`~inferkb.store.cache.CacheFile`, ``"load"``) supplies the parsed object of a file whose stamp
     is unchanged, so it is neither read nor parsed, and receives every file parsed afresh that it may keep.
+    The same as :func:`walk`, then :func:`load_items` over all of it, then :func:`report_interrupted_writes`.
     Never raises for a bad record file; ``OSError`` only if ``data/`` itself cannot be listed.
     """
     out = Loaded()
+    started = now_ns() if cache is not None else 0
+    items = walk(root, profile, only=only)
+    load_items(out, items, root, profile, cache=cache, started=started)
+    if only is None:
+        report_interrupted_writes(out, root, profile)
+    return out
+
+
+Item = tuple[os.DirEntry, TypeSpec] | Finding
+"""One step of the directory walk: a record file entry with its type, to load, or a finding met while listing."""
+
+
+def walk(root: Path, profile: Profile, *, only: set[str] | None = None) -> list[Item]:
+    """List ``root/data/<dir>/`` (sorted) without reading any record file: each type directory's entries with their
+    :class:`TypeSpec`, and in their place the findings about the folders met (KB009, KB010, KB017).
+
+    :func:`load_items` over the whole list, or over consecutive slices of it in turn, gives the findings and records
+    of :func:`load_records` in its order. ``only`` as there. Raises ``OSError`` only if ``data/`` cannot be listed.
+    """
+    items: list[Item] = []
+    sink = Loaded(findings=items)  # the folder checks append their findings to the walk, in their place
     root_real = str(root)
     by_dir = profile.by_dir()
-    limit = profile.max_record_bytes
-    started = now_ns() if cache is not None else 0
     with os.scandir(root / "data") as top:
         dir_entries = sorted(top, key=lambda e: e.name)
     for dentry in dir_entries:
         rel_dir = f"data/{dentry.name}"
-        if not _inside(out, dentry, root_real, rel_dir):
+        if not _inside(sink, dentry, root_real, rel_dir):
             continue
         if dentry.is_symlink() and dentry.is_dir():
-            _symlinked_dir(out, dentry.path, rel_dir)
+            _symlinked_dir(sink, dentry.path, rel_dir)
             continue
         if not dentry.is_dir():
-            out.findings.append(R.KB010.finding(f"file {rel_dir} is directly under data/; records live in data/<type-dir>/", path=rel_dir))
+            items.append(R.KB010.finding(f"file {rel_dir} is directly under data/; records live in data/<type-dir>/", path=rel_dir))
             continue
         spec = by_dir.get(dentry.name)
         if spec is None:
             known = ", ".join(sorted(by_dir))
-            out.findings.append(
-                R.KB010.finding(f"directory {rel_dir}/ is not a record type directory of this KB (known: {known})", path=rel_dir)
-            )
+            items.append(R.KB010.finding(f"directory {rel_dir}/ is not a record type directory of this KB (known: {known})", path=rel_dir))
             continue
         with os.scandir(dentry.path) as it:
             entries = sorted(it, key=lambda e: e.name)
-        stored = cache.entries if cache is not None else None
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}"
-            if only is None or rel in only:
-                PROCESSING.what = rel
-                # an unchanged file the cache holds (so one that loaded cleanly under this name) is neither read nor parsed
-                if stored and rel in stored and _from_cache(out, entry, cache, spec, rel, started):
-                    continue
-                _load_entry(out, entry, spec, root_real, limit, cache, started)
+        if only is None:
+            items.extend((entry, spec) for entry in entries)
+        else:
+            items.extend((entry, spec) for entry in entries if f"{rel_dir}/{entry.name}" in only)
+    return items
+
+
+def load_items(
+    out: Loaded, items: Iterable[Item], root: Path, profile: Profile, *, cache: CacheFile | None = None, started: int = 0
+) -> None:
+    """Load the record file entries of ``items`` (from :func:`walk`) into ``out`` in order, and add its findings there.
+
+    ``cache`` and ``started`` (:func:`inferkb.store.cache.now_ns` taken before the walk) as in :func:`load_records`.
+    Never raises for a bad record file.
+    """
+    root_real = str(root)
+    limit = profile.max_record_bytes
+    stored = cache.entries if cache is not None else None
+    for item in items:
+        if type(item) is not tuple:
+            out.findings.append(item)
+            continue
+        entry, spec = item
+        rel = f"data/{spec.dir}/{entry.name}"
+        PROCESSING.what = rel
+        # an unchanged file the cache holds (so one that loaded cleanly under this name) is neither read nor parsed
+        if stored and rel in stored and _from_cache(out, entry, cache, spec, rel, started):
+            continue
+        _load_entry(out, entry, spec, root_real, limit, cache, started)
     PROCESSING.what = None
-    if only is None:
-        _report_interrupted_writes(out, root, profile)
-    return out
 
 
 def printable_name(name: str) -> bool:
@@ -98,9 +134,11 @@ def printable_name(name: str) -> bool:
     return name.isprintable() and (name.isascii() or not any("\ud800" <= c <= "\udfff" for c in name))
 
 
-def _report_interrupted_writes(out: Loaded, root: Path, profile: Profile) -> None:
-    """KB013 for a batch journal left in the root, KB012 for temp files left in the root (a journal's) and in
-    provenance/ sidecar folders; KB009 for a provenance folder that is a symlink out of the KB (not looked behind)."""
+def report_interrupted_writes(out: Loaded, root: Path, profile: Profile) -> None:
+    """Add to ``out`` KB013 for a batch journal left in the root, KB012 for temp files left in the root (a journal's)
+    and in provenance/ sidecar folders; KB009 for a provenance folder that is a symlink out of the KB (not looked behind).
+
+    The last step of :func:`load_records` (not of one reading only some files)."""
     if os.path.lexists(root / JOURNAL_NAME):
         problem = journal_problem(root)
         if problem is None:

@@ -1,0 +1,219 @@
+"""Cold ``validate`` of a large KB in two processes: each reads, parses and checks one half of the record files.
+
+Reading, parsing and the checks that need only the one record (schema, the
+rules of :func:`inferkb.validate.record_rules`: ids, dates, statistics, the
+KB112 URL rule) are most of a cold validate, and they are independent per
+file. :func:`validate_path` lists the KB's record files (:func:`inferkb.store.loader.walk`),
+compiles the schemas, then forks: the child loads and checks the second half
+of the sorted list, the parent the first. The child sends back (pickled
+through a pipe) its load findings (KB0xx), its per-record findings and, for
+each record, only what the cross-record rules read: key, id, type, path, and
+its ``sources`` and reference fields. The parent then resolves references,
+KB205 and the dangling budget over every record, exactly as
+:func:`inferkb.validate.validate` does in one process, so the report is the
+serial one, finding for finding and in the same order.
+
+It applies only when the load cache is off (warm, the cache already skips the
+reading and parsing), ``fork`` is safe (Linux), :func:`inferkb.parallel.default_jobs`
+says at least 2 (``INFERKB_JOBS=1`` forces one process; the CLI asks it, the caller of :func:`validate_path` decides) and the KB has at
+least :data:`SPLIT_MIN_FILES` record files. A child that dies, fails or sends
+something unreadable costs only time: the parent loads and checks that half
+itself.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import pickle
+import signal
+import sys
+from typing import Any
+
+from .findings import Finding
+from .kb import KB
+from .parallel import can_fork
+from .profile import load_profile
+from .report import Report
+from .schemas import schema_set
+from .store import Record, gc_paused, locate
+from .store import cache as load_cache
+from .store.loader import Item, Loaded, load_items, report_interrupted_writes, walk
+from .validate import record_checks, validate
+
+__all__ = ["SPLIT_MIN_FILES", "validate_path"]
+
+SPLIT_MIN_FILES = 2000
+"""Record files below which one process validates: forking and the pipe cost about 20 ms (measured in
+benchmarks/README.md, "Fourth speed pass"), more than the second core saves on a small KB."""
+
+CHILD_SHARE = 0.5
+"""Share of the record files the child takes; the parent also lists the files and, after, runs the cross-record rules."""
+
+_CHILD_FAILED = "INFERKB_TEST_SPLIT_CHILD_FAILS"  # tests: the child exits without sending anything
+
+
+def validate_path(
+    path: str | os.PathLike | None,
+    jobs: int,
+    *,
+    types: list[str] | None = None,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    max_dangling_refs: int | None = None,
+    today: _dt.date | None = None,
+) -> Report | None:
+    """Open the KB at ``path`` and validate it in two processes; ``None`` when that does not apply (then load it
+    with :func:`inferkb.open` and call :meth:`~inferkb.KB.validate` as usual).
+
+    The options are those of :func:`inferkb.validate.validate`; the report is the one it gives. ``None`` when the
+    load cache is on, fork is unavailable, or ``jobs`` is below 2 (the CLI passes :func:`inferkb.parallel.default_jobs`;
+    a program that runs threads, such as a notebook kernel, should not fork and passes 1 or calls ``KB.validate``).
+    A KB with fewer than :data:`SPLIT_MIN_FILES` record files is loaded and validated in this process (still a
+    report). Raises what :func:`inferkb.open` and :func:`inferkb.validate.validate` raise (``KBNotFound``,
+    ``KBError`` for a bad ``kb.toml``, ``UsageError`` for an unknown type).
+    """
+    if jobs < 2 or load_cache.enabled() or not can_fork():
+        return None
+    root, bundled = locate(path)
+    kb = KB(root, load_profile(root), bundled=bundled)
+    kb.use_cache = False
+    today = today or _dt.date.today()
+    wanted = {kb.type_spec(t).name for t in types} if types else None
+    with gc_paused():
+        items = walk(root, kb.profile)
+        files = [i for i, item in enumerate(items) if type(item) is tuple]
+        checked: dict[str, list[Finding]] = {}
+        if len(files) < SPLIT_MIN_FILES:
+            loaded = Loaded()
+            load_items(loaded, items, root, kb.profile)
+        else:
+            schemas = schema_set(kb)  # compiled once, before the fork: both processes use it
+            kb.metrics  # noqa: B018 - read the metric registry before the fork too
+            # Every other file goes to the child: the sorted list runs type by type, and types differ in cost
+            # (a benchmark has the statistics rules), so contiguous halves would not be equal work.
+            theirs = set(files[1::2])
+            mine = [i for i in range(len(items)) if i not in theirs]
+            pid, read_fd = _fork(kb, items, sorted(theirs), wanted, today)
+            try:
+                own, own_tags = _load_some(items, mine, root, kb.profile)
+                kb.install(own)  # the parent's share, so the record rules see its records as loaded
+                for rec in own.records.values():
+                    if wanted is None or rec.type in wanted:
+                        checked[rec.key] = record_checks(kb, rec, schemas, today)
+            except BaseException:  # an internal error or ^C here: no child is left behind
+                os.close(read_fd)
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise
+            got = _receive(pid, read_fd)
+            if got is None:  # the child failed: its share is loaded and checked here, as in one process
+                extra, tags = _load_some(items, sorted(theirs), root, kb.profile)
+                records, files_seen = extra.records, extra.files_seen
+                own.url_clear |= extra.url_clear
+            else:
+                tags, stubs, child_checked, files_seen = got
+                records = {
+                    key: Record(key=key, id=rid, type=rtype, dir=rdir, path=rel, data=data) for key, rid, rtype, rdir, rel, data in stubs
+                }
+                checked.update(child_checked)
+            loaded = _merge(own, own_tags, records, tags, len(items))
+            loaded.files_seen += files_seen
+        report_interrupted_writes(loaded, root, kb.profile)
+        kb.install(loaded)
+        return validate(kb, types=types, select=select, ignore=ignore, max_dangling_refs=max_dangling_refs, today=today, checked=checked)
+
+
+Tags = list[tuple[int, list[Finding], str | None]]
+"""Per walk item loaded: ``(item index, its load findings, its record key or None)``."""
+
+
+def _load_some(items: list[Item], indices: list[int], root: Any, profile: Any) -> tuple[Loaded, Tags]:
+    """:func:`inferkb.store.loader.load_items` over ``items[i]`` for each ``i`` of ``indices``, noting what each gave."""
+    out = Loaded()
+    tags: Tags = []
+    for i in indices:
+        seen = len(out.findings)
+        count = len(out.records)
+        load_items(out, (items[i],), root, profile)
+        tags.append((i, out.findings[seen:], next(reversed(out.records)) if len(out.records) > count else None))
+    return out, tags
+
+
+def _merge(own: Loaded, own_tags: Tags, records: dict[str, Record], tags: Tags, n_items: int) -> Loaded:
+    """One :class:`Loaded` in walk order from the parent's share (``own``) and the child's (``records``, ``tags``);
+    ``files_seen`` counts the parent's share only."""
+    by_item: list[tuple[list[Finding], str | None] | None] = [None] * n_items
+    for i, findings, key in own_tags:
+        by_item[i] = (findings, key)
+    for i, findings, key in tags:
+        by_item[i] = (findings, key)
+    out = Loaded(url_clear=own.url_clear)
+    out.files_seen = own.files_seen
+    mine = own.records
+    for entry in by_item:
+        if entry is None:
+            continue
+        findings, key = entry
+        out.findings.extend(findings)
+        if key is not None:
+            out.records[key] = mine[key] if key in mine else records[key]
+    return out
+
+
+def _fork(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None, today: _dt.date) -> tuple[int, int]:
+    """Fork a child that loads and checks ``items[i]`` for ``i`` in ``indices`` and writes its pickled result to a
+    pipe; ``(pid, read fd)``."""
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid != 0:
+        os.close(write_fd)
+        return pid, read_fd
+    code = 1
+    try:  # the child: never returns into the caller
+        os.close(read_fd)
+        if not os.environ.get(_CHILD_FAILED):
+            payload = pickle.dumps(_child_work(kb, items, indices, wanted, today), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_fd, "wb") as fh:
+                fh.write(payload)
+            code = 0
+    except BaseException:  # noqa: BLE001, S110 - the parent sees no result and does this share itself
+        pass
+    finally:
+        os._exit(code)
+
+
+def _child_work(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None, today: _dt.date) -> tuple[Any, ...]:
+    """Load and check the child's share: ``(tags, record stubs, {key: per-record findings}, files seen)``.
+
+    A stub is ``(key, id, type, dir, path, data)`` where ``data`` keeps only ``sources`` and the type's reference
+    fields: all that :func:`inferkb.validate.reference_findings` and KB205 read of a record."""
+    half, tags = _load_some(items, indices, kb.root, kb.profile)
+    kb.install(half)
+    schemas = schema_set(kb)
+    types = kb.profile.types
+    stubs = []
+    checked = {}
+    for rec in half.records.values():
+        if wanted is None or rec.type in wanted:
+            checked[rec.key] = record_checks(kb, rec, schemas, today)
+        fields = ("sources", *types[rec.type].refs)
+        data = {f: rec.data[f] for f in fields if f in rec.data}
+        stubs.append((rec.key, rec.id, rec.type, rec.dir, rec.path, data))
+    return tags, stubs, checked, half.files_seen
+
+
+def _receive(pid: int, read_fd: int) -> tuple[Any, ...] | None:
+    """The child's result, or ``None`` when it died, failed or sent something that does not unpickle."""
+    with os.fdopen(read_fd, "rb") as fh:
+        payload = fh.read()
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0 or not payload:
+        return None
+    try:
+        half = pickle.loads(payload)
+    except Exception:  # noqa: BLE001 - a truncated payload: the parent does the half itself
+        return None
+    return half if type(half) is tuple and len(half) == 4 else None

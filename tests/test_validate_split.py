@@ -1,0 +1,194 @@
+"""Cold validate in two processes (inferkb.validate_split) gives the one-process report: every finding, in order.
+
+The split hands every other record file to a forked child, so problem files placed side by side land in both
+processes' shares. Each test forces the split on a small KB (``SPLIT_MIN_FILES`` patched to 0) and compares it
+with ``inferkb.open(...).validate()`` in this process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import inferkb
+from conftest import BUNDLED, rec
+from inferkb import validate_split
+from inferkb.cli import cli
+
+REPO = Path(__file__).resolve().parents[1]
+KB_TOML_LIMIT = "\nmax_record_bytes = 65536\n"  # appended to the [kb] table (the file's first table)
+
+
+def _synth():
+    spec = importlib.util.spec_from_file_location("synth_kb", REPO / "benchmarks" / "synth_kb.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def troubled_kb(tmp_path_factory) -> Path:
+    """A 300-record synthetic KB with KB0xx problems, record-rule errors and broken references in several places."""
+    root = tmp_path_factory.mktemp("split") / "kb"
+    _synth().generate(root, 300, seed=3)
+    toml = (root / "kb.toml").read_text()
+    (root / "kb.toml").write_text(toml.replace("[kb]\n", "[kb]" + KB_TOML_LIMIT, 1))
+    data = root / "data"
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "elsewhere.json").write_text(json.dumps(rec("engine", "elsewhere")))
+    bench = sorted((data / "benchmarks").glob("bench*.json"))
+    for i, path in enumerate(bench[:6]):  # record rules and references in consecutive files: both shares
+        doc = json.loads(path.read_text())
+        doc["updated"] = "2026-02-31" if i % 2 else "2999-01-01"  # KB105 / KB106
+        doc["sources"] = [*doc.get("sources", []), f"no-such-source-{i}"]  # KB201
+        doc["confidence"] = 3  # KB107 (and a schema error)
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+    source = sorted((data / "sources").glob("*.json"))[-1]
+    shutil.copy(source, data / "engines" / source.name)  # KB205: one id in two types (and KB104)
+    for d in ("accelerators", "benchmarks", "sources"):  # in three type directories, each time two files side by side
+        folder = data / d
+        first = sorted(folder.iterdir())[0].name[:-5]
+        (folder / f"{first}-a-broken.json").write_text('{"id": ')  # KB001
+        (folder / f"{first}-b-duplicate.json").write_text('{"id": "x", "id": "y"}\n')  # KB002
+        (folder / "Bad_Name.json").write_text(json.dumps(rec("x", "Bad_Name"), indent=2) + "\n")  # KB011 and loaded
+        (folder / f".{first}.json.inferkb-123-0123abcd.tmp").write_text("{}")  # KB012
+        (folder / f"{first}-c-big.json").write_text(json.dumps({"notes": "x" * 70000}))  # KB008
+        (folder / f"{first}-d-out.json").symlink_to(outside / "elsewhere.json")  # KB009
+        (folder / "nested").mkdir()  # KB010
+        (folder / "readme.txt").write_text("not a record")  # KB010
+        os.mkfifo(folder / f"{first}-e-fifo.json")  # KB014
+    (data / "stray.json").write_text("{}")  # KB010, directly under data/
+    (data / "notes").mkdir()  # KB010, an unknown type directory
+    (root / ".orphan.json.inferkb-9-0123abcd.tmp").write_text("{}")  # KB012 in the root, after the walk
+    return root
+
+
+def _serial(path: Path, **options) -> dict:
+    return inferkb.open(path, cache=False).validate(**options).to_dict()
+
+
+def _split(path: Path, monkeypatch, **options):
+    """The report of a forced split, and whether the child's result was used."""
+    monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
+    used = []
+    receive = validate_split._receive
+
+    def spy(pid, fd):
+        got = receive(pid, fd)
+        used.append(got is not None)
+        return got
+
+    monkeypatch.setattr(validate_split, "_receive", spy)
+    report = validate_split.validate_path(path, 2, **options)
+    assert report is not None
+    return report.to_dict(), used
+
+
+def test_split_report_equals_the_serial_one_with_problem_files_in_both_shares(troubled_kb, monkeypatch):
+    split, used = _split(troubled_kb, monkeypatch)
+    serial = _serial(troubled_kb)
+    assert used == [True]
+    assert split == serial
+    codes = {f["code"] for f in serial["findings"]}
+    assert {"KB001", "KB002", "KB008", "KB009", "KB010", "KB011", "KB012", "KB014", "KB101", "KB105", "KB106"} <= codes
+    assert {"KB107", "KB201", "KB205"} <= codes
+
+
+def test_findings_come_out_in_the_serial_order(troubled_kb, monkeypatch):
+    split, _ = _split(troubled_kb, monkeypatch)
+    order = [(f["code"], f["path"], f["field"], f["message"]) for f in split["findings"]]
+    assert order == [(f["code"], f["path"], f["field"], f["message"]) for f in _serial(troubled_kb)["findings"]]
+    paths = [f["path"] for f in split["findings"] if f["code"].startswith("KB0") and f["path"].startswith("data/")]
+    assert len(paths) > 20
+
+
+def test_the_json_document_is_byte_identical(troubled_kb, monkeypatch):
+    split, _ = _split(troubled_kb, monkeypatch)
+    assert render_json_bytes(split) == render_json_bytes(_serial(troubled_kb))
+
+
+def render_json_bytes(doc: dict) -> bytes:
+    import orjson
+
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2)
+
+
+def test_options_types_select_ignore_and_budget_pass_through(troubled_kb, monkeypatch):
+    options = {"types": ["benchmark"], "ignore": ["KB101"], "max_dangling_refs": 2}
+    split, used = _split(troubled_kb, monkeypatch, **options)
+    assert used == [True]
+    assert split == _serial(troubled_kb, **options)
+    split, _ = _split(troubled_kb, monkeypatch, select=["KB2"])
+    assert split == _serial(troubled_kb, select=["KB2"])
+
+
+def test_the_research_corpus_split_equals_serial(research_kb, monkeypatch):
+    split, used = _split(research_kb, monkeypatch)
+    assert used == [True]
+    assert split == _serial(research_kb)
+    assert split["summary"]["by_severity"]["error"] > 100
+
+
+def test_the_bundled_kb_split_equals_serial(monkeypatch):
+    split, used = _split(BUNDLED, monkeypatch)
+    assert used == [True]
+    assert split == _serial(BUNDLED)
+
+
+def _dies(*args):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _raises(*args):
+    raise RuntimeError("child bug")
+
+
+def _unpicklable(*args):
+    return (lambda: 0,) * 4
+
+
+@pytest.mark.parametrize("child_work", [_dies, _raises, _unpicklable], ids=["killed", "raises", "unpicklable"])
+def test_a_failed_child_costs_no_finding(troubled_kb, monkeypatch, child_work):
+    monkeypatch.setattr(validate_split, "_child_work", child_work)  # takes effect in the forked child
+    split, used = _split(troubled_kb, monkeypatch)
+    assert used == [False]
+    assert split == _serial(troubled_kb)
+
+
+def test_one_job_or_the_load_cache_keep_the_one_process_path(troubled_kb, monkeypatch):
+    monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
+    assert validate_split.validate_path(troubled_kb, 1) is None
+    monkeypatch.delenv("INFERKB_NO_CACHE")
+    assert validate_split.validate_path(troubled_kb, 2) is None
+
+
+def test_a_small_kb_is_validated_in_one_process(troubled_kb, monkeypatch):
+    forks = []
+    monkeypatch.setattr(validate_split, "_fork", lambda *a: forks.append(a))
+    report = validate_split.validate_path(troubled_kb, 2)  # 300 files < SPLIT_MIN_FILES
+    assert forks == []
+    assert report.to_dict() == _serial(troubled_kb)
+
+
+def test_cli_validate_json_is_the_same_with_one_job_and_two(troubled_kb, monkeypatch):
+    """``INFERKB_JOBS=1`` keeps the CLI in one process; ``2`` forks; the JSON document is byte for byte the same."""
+    monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
+    fork = validate_split._fork
+    forks = []
+    monkeypatch.setattr(validate_split, "_fork", lambda *a: forks.append(1) or fork(*a))
+    outputs = {}
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("INFERKB_JOBS", jobs)
+        result = CliRunner().invoke(cli, ["validate", "--kb", str(troubled_kb), "--format", "json"])
+        assert result.exit_code == 1, result.output
+        outputs[jobs] = (result.stdout_bytes, len(forks))
+    assert outputs["1"][1] == 0 and outputs["2"][1] == 1
+    assert outputs["1"][0] == outputs["2"][0]
+    assert b'"KB014"' in outputs["2"][0]
