@@ -181,7 +181,7 @@ def intake(
         arms=arm_list,
         baseline=baseline,
     )
-    kb = open_kb(kb_path)
+    kb = open_kb(kb_path, write=not dry_run)
     result = importer.parse(list(files), options, kb)
     linked = link_models(kb, result.records)
     written: list[str] = []
