@@ -201,6 +201,28 @@ def test_a_dry_run_refuses_an_impossible_p99_like_the_write(tmp_path):
     assert sorted(p.name for p in (kb / "data" / "benchmarks").iterdir()) == before
 
 
+def test_a_record_refused_by_validation_names_the_input_file(tmp_path):
+    """Found by benchmarks/hostile_campaign.py (mutate): the refusal named the record and field but not the file
+    the record was built from, which matters when several files are imported at once."""
+    seed = corpus_file(HARNESS / "vllm" / "serve_llama33-70b_tp8_qps-inf_v0.8-era.json")
+    doc = json.loads(seed.read_text())
+    doc["p99_ttft_ms"] = 1.0
+    path = tmp_path / seed.name
+    path.write_text(json.dumps(doc))
+    kb = tmp_path / "kb"
+    shutil.copytree(
+        REPO / "src" / "inferkb" / "kb",
+        kb,
+        ignore=lambda d, names: [n for n in names if n.endswith(".json") and d.endswith("/data/benchmarks")],
+    )
+    args = ("intake", "vllm-serve", path, "--kb", kb, "--hardware-raw", "NVIDIA H100 80GB HBM3", "--count", "8")
+    for mode in (["--dry-run"], []):
+        code, _, err = run(*args, *mode)
+        assert code == 2 and f"{path}: record benchmarks/" in err, err
+        code, out, _ = run(*args, *mode, "--format", "json")
+        assert code == 2 and str(path) in json.loads(out)["message"]
+
+
 def test_a_valid_dry_run_still_writes_nothing(tmp_path):
     seed = corpus_file(HARNESS / "trtllm-bench" / "throughput_log_v0.16.0_llama31-70b_tp8_isl128_osl128.txt")
     kb = tmp_path / "kb"
