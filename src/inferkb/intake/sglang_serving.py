@@ -203,10 +203,10 @@ def server_args(info: Any) -> tuple[dict[str, Any], str | None]:
     return shared, note
 
 
-def _or_none(compute: Callable[[], float]) -> float | None:
-    """``compute()``, or ``None`` when it overflows a float (an int of more than ~308 digits in the file)."""
+def _or_none(compute: Callable[..., float], *args: float) -> float | None:
+    """``compute(*args)``, or ``None`` when it overflows a float (an int of more than ~308 digits in the file)."""
     try:
-        return compute()
+        return compute(*args)
     except OverflowError:
         return None
 
@@ -226,9 +226,13 @@ def _lengths(doc: dict[str, Any], stated: dict[str, Any], gaps_extra: dict[str, 
             if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio == 1:
                 stated.setdefault(cond, length)
                 continue
-            low = _or_none(lambda: int(length * ratio)) if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) else None
+            low = (
+                _or_none(lambda a, r: int(a * r), length, ratio)
+                if isinstance(ratio, (int, float)) and not isinstance(ratio, bool)
+                else None
+            )
             given = doc.get(total)
-            mean = _or_none(lambda: given / completed) if completed and isinstance(given, (int, float)) else None
+            mean = _or_none(lambda t, n: t / n, given, completed) if completed and isinstance(given, (int, float)) else None
             gaps_extra[cond] = (
                 f"random dataset: each request's length is drawn between {low} and {length} ({key} {length}, random_range_ratio {ratio})"
                 + (f"; the file's totals give a mean of {mean:.1f} tokens per request" if mean is not None else "")
