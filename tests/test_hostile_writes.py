@@ -250,6 +250,28 @@ def test_concurrent_new_processes_with_one_id_let_exactly_one_succeed(tmp_path):
             p.stderr.close()
 
 
+def test_new_losing_the_race_after_its_own_check_says_already_exists_without_an_update_hint(tmp_path, monkeypatch):
+    """Found by benchmarks/hostile_campaign.py (race): the other process creates the file between `new`'s own
+    check and the write; the store's refusal suggested --update, an option `inferkb new` does not have."""
+    from inferkb import skeleton
+
+    kb_root = write_kb(tmp_path / "kb", {})
+    target = kb_root / "data" / "engines" / "raced.json"
+    kb = inferkb.open(kb_root)
+    original = kb.write_records
+
+    def other_writer_first(*args, **kwargs):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(rec("engine", "raced", notes="theirs")) + "\n")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(kb, "write_records", other_writer_first)
+    with pytest.raises(RecordExists) as info:
+        skeleton.write_new(kb, "engine", "Raced", record_id="raced")
+    assert str(info.value) == f"{target} already exists; refusing to overwrite it"
+    assert json.loads(target.read_text())["notes"] == "theirs"
+
+
 # ---- all or nothing: a full disk, a duplicated row ---------------------------------------------------
 
 FULL_DISK = textwrap.dedent(
