@@ -482,6 +482,24 @@ def test_a_writing_command_rolls_back_a_killed_batch_before_it_reads_the_kb(kill
     assert _notes(killed_kb, "abc") == {"a": "v2", "b": "v2", "c": "v2"}
 
 
+def test_a_writing_command_removes_orphan_temp_files_even_when_it_has_nothing_to_write(tmp_path):
+    """Found by benchmarks/hostile_campaign.py (kill): a writer killed after its commit point (journal removed,
+    backups not yet) leaves temp and backup files; the next intake of the same input found every record
+    unchanged, called no write and so never removed them."""
+    from inferkb.cli.common import open_kb
+
+    kb_root = write_kb(tmp_path / "kb", {"data/engines/a.json": rec("engine", "a")})
+    orphans = [kb_root / "data/engines/.a.json.inferkb-4711-0a1b2c3d.bak", kb_root / "data/engines/.a.json.inferkb-4711-1a1b2c3d.tmp"]
+    for path in orphans:
+        path.write_text("old a\n")
+    before = (kb_root / "data/engines/a.json").read_bytes()
+    open_kb(str(kb_root))
+    assert all(p.exists() for p in orphans)  # reading never removes anything
+    open_kb(str(kb_root), write=True)
+    assert not any(p.exists() for p in orphans)
+    assert (kb_root / "data/engines/a.json").read_bytes() == before
+
+
 def test_a_dry_run_open_leaves_the_killed_batch_for_a_write_to_roll_back(killed_kb):
     from inferkb.cli.common import open_kb
 

@@ -184,14 +184,16 @@ def recover_interrupted(store: Store) -> batch.Outcome | None:
     """Roll back a batch a killed writer left half applied and remove orphan temp files, under the write lock.
 
     Call it before reading a KB that is about to be written (``inferkb intake``, ``derive --write``, ...): the
-    records are then read as they are after the rollback. Returns what :func:`inferkb.store.batch.recover` did,
-    ``None`` when no journal was there (nothing is touched then). Raises :class:`UsageError` for the bundled KB
+    records are then read as they are after the rollback, and temp files are removed even when the command ends
+    up writing nothing (a writer killed after its commit point leaves its backups but no journal). Returns what
+    :func:`inferkb.store.batch.recover` did, ``None`` when no journal was there (records are untouched then;
+    without orphan temp files either, nothing is touched and no lock is taken). Raises :class:`UsageError` for the bundled KB
     of an installed package, :class:`~inferkb.errors.JournalRefused` for a journal inferkb would not have written,
     :class:`WriteConflict` when another writer keeps the lock busy.
     """
     from ..jsonio import JOURNAL_NAME
 
-    if not os.path.lexists(store.root / JOURNAL_NAME):
+    if not os.path.lexists(store.root / JOURNAL_NAME) and not batch.orphans(store.root, type_dirs(store)):
         return None
     store.ensure_writable()
     with kb_lock(store.root), Tree(store.root) as tree:
