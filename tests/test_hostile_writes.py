@@ -482,6 +482,21 @@ def test_a_writing_command_rolls_back_a_killed_batch_before_it_reads_the_kb(kill
     assert _notes(killed_kb, "abc") == {"a": "v2", "b": "v2", "c": "v2"}
 
 
+@pytest.mark.parametrize("validate", [True, False])
+def test_a_record_that_would_not_read_back_is_not_written(tmp_path, validate):
+    """Found by benchmarks/hostile_campaign.py (mutate): sglang-serving kept a 401-digit total_input_tokens in the
+    record's submission block; the write took it and the next validate reported KB015 (no float holds it)."""
+    from inferkb.errors import RecordInvalid
+
+    kb_root = write_kb(tmp_path / "kb", {"data/engines/a.json": rec("engine", "a")})
+    before = tree(kb_root)
+    with pytest.raises(RecordInvalid, match=r"record engines/big .*submission\.total_input_tokens: an integer of 401 digits"):
+        inferkb.open(kb_root).write_records(
+            [rec("engine", "fine"), rec("engine", "big", submission={"total_input_tokens": 10**400})], validate=validate
+        )
+    assert tree(kb_root) == before
+
+
 def test_a_writing_command_removes_orphan_temp_files_even_when_it_has_nothing_to_write(tmp_path):
     """Found by benchmarks/hostile_campaign.py (kill): a writer killed after its commit point (journal removed,
     backups not yet) leaves temp and backup files; the next intake of the same input found every record

@@ -159,6 +159,15 @@ def _check_basis(tree: Tree, extra: list[tuple[str, Path, str]], basis: Mapping[
     return creates
 
 
+def _check_reads_back(rec: Record, body: bytes) -> None:
+    """:class:`RecordInvalid` when the loader would not read ``body`` back as a record (an int no float holds, a
+    lone surrogate, ...): a batch never writes a file the next validate reports as unreadable."""
+    _, problem = parse_bytes(body)
+    if problem is not None:
+        field = f"{problem.field}: " if problem.field else ""
+        raise RecordInvalid(f"record {rec.key} would not read back and nothing was written: {field}{problem.message}")
+
+
 def _check_not_stale(store: Store, tree: Tree, outcome: batch.Outcome | None) -> None:
     """After a rollback: :class:`WriteConflict` when a file it put back or removed had been read by ``store`` as the
     killed writer left it (the index holds other content than the file now does)."""
@@ -261,6 +270,8 @@ def write_records(
             detail = "; ".join(f"{f.field or '-'}: {f.message}" for f in errors[:5])
             raise RecordInvalid(f"record {first} is invalid and nothing was written: {detail}", errors)
     bodies = [(texts.get(rec.key) or dumps_record(rec.data)).encode("utf-8") for rec, _ in planned]
+    for (rec, _), body in zip(planned, bodies, strict=True):
+        _check_reads_back(rec, body)
     try:
         with kb_lock(store.root), Tree(store.root) as tree:
             recovered = batch.recover(store.root, tree)
