@@ -201,6 +201,78 @@ def test_a_dry_run_refuses_an_impossible_p99_like_the_write(tmp_path):
     assert sorted(p.name for p in (kb / "data" / "benchmarks").iterdir()) == before
 
 
+def test_a_record_refused_by_validation_names_the_input_file(tmp_path):
+    """Found by benchmarks/hostile_campaign.py (mutate): the refusal named the record and field but not the file
+    the record was built from, which matters when several files are imported at once."""
+    seed = corpus_file(HARNESS / "vllm" / "serve_llama33-70b_tp8_qps-inf_v0.8-era.json")
+    doc = json.loads(seed.read_text())
+    doc["p99_ttft_ms"] = 1.0
+    path = tmp_path / seed.name
+    path.write_text(json.dumps(doc))
+    kb = tmp_path / "kb"
+    shutil.copytree(
+        REPO / "src" / "inferkb" / "kb",
+        kb,
+        ignore=lambda d, names: [n for n in names if n.endswith(".json") and d.endswith("/data/benchmarks")],
+    )
+    args = ("intake", "vllm-serve", path, "--kb", kb, "--hardware-raw", "NVIDIA H100 80GB HBM3", "--count", "8")
+    for mode in (["--dry-run"], []):
+        code, _, err = run(*args, *mode)
+        assert code == 2 and f"{path}: record benchmarks/" in err, err
+        code, out, _ = run(*args, *mode, "--format", "json")
+        assert code == 2 and str(path) in json.loads(out)["message"]
+
+
+@pytest.fixture()
+def small_kb(tmp_path):
+    """A copy of the bundled KB without its benchmark records."""
+    dest = tmp_path / "kb"
+    shutil.copytree(
+        REPO / "src" / "inferkb" / "kb",
+        dest,
+        ignore=lambda d, names: [n for n in names if n.endswith(".json") and d.endswith("/data/benchmarks")],
+    )
+    return inferkb.open(dest)
+
+
+@pytest.mark.parametrize(
+    "key, refused",
+    [("completed", True), ("duration", True), ("total_input_tokens", False), ("random_input_len", False)],
+)
+def test_an_sglang_serving_integer_beyond_float_range_is_an_input_error_or_ignored(tmp_path, small_kb, key, refused):
+    """Found by benchmarks/hostile_campaign.py (mutate): an int of 401 digits made float() or a division raise
+    OverflowError, an internal error (exit 3)."""
+    seed = corpus_file(HARNESS / "sglang" / "bench_serving_llama33-70b_h200_online_dec2024.jsonl")
+    doc = json.loads(seed.read_text().splitlines()[0])
+    doc[key] = 10**400
+    path = tmp_path / seed.name
+    path.write_text(json.dumps(doc) + "\n")
+    from conftest import import_with
+
+    if refused:
+        with pytest.raises(InputError, match=rf"{key}.*beyond the range of a float") as info:
+            import_with("sglang-serving", [path], small_kb, hardware_raw="NVIDIA H200", count=8)
+        assert str(path) in str(info.value)
+    else:
+        assert import_with("sglang-serving", [path], small_kb, hardware_raw="NVIDIA H200", count=8).records
+
+
+@pytest.mark.parametrize("key", ["batch_size", "input_len", "output_len"])
+def test_an_sglang_one_batch_server_size_beyond_float_range_is_an_input_error(tmp_path, small_kb, key):
+    """Found by benchmarks/hostile_campaign.py (mutate): the rate cross-check divided a 401-digit batch x length
+    product by a latency (OverflowError, exit 3)."""
+    seed = corpus_file(HARNESS / "sglang" / "bench_one_batch_server_result_old-keys.jsonl")
+    doc = json.loads(seed.read_text().splitlines()[0])
+    assert key in doc
+    doc[key] = 10**400
+    path = tmp_path / seed.name
+    path.write_text(json.dumps(doc) + "\n")
+    from conftest import import_with
+
+    with pytest.raises(InputError, match=rf"line 1\.{key}.*beyond the range of a float"):
+        import_with("sglang-one-batch-server", [path], small_kb, hardware_raw="NVIDIA H100 80GB HBM3", count=8)
+
+
 def test_a_valid_dry_run_still_writes_nothing(tmp_path):
     seed = corpus_file(HARNESS / "trtllm-bench" / "throughput_log_v0.16.0_llama31-70b_tp8_isl128_osl128.txt")
     kb = tmp_path / "kb"

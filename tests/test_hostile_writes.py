@@ -250,6 +250,28 @@ def test_concurrent_new_processes_with_one_id_let_exactly_one_succeed(tmp_path):
             p.stderr.close()
 
 
+def test_new_losing_the_race_after_its_own_check_says_already_exists_without_an_update_hint(tmp_path, monkeypatch):
+    """Found by benchmarks/hostile_campaign.py (race): the other process creates the file between `new`'s own
+    check and the write; the store's refusal suggested --update, an option `inferkb new` does not have."""
+    from inferkb import skeleton
+
+    kb_root = write_kb(tmp_path / "kb", {})
+    target = kb_root / "data" / "engines" / "raced.json"
+    kb = inferkb.open(kb_root)
+    original = kb.write_records
+
+    def other_writer_first(*args, **kwargs):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(rec("engine", "raced", notes="theirs")) + "\n")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(kb, "write_records", other_writer_first)
+    with pytest.raises(RecordExists) as info:
+        skeleton.write_new(kb, "engine", "Raced", record_id="raced")
+    assert str(info.value) == f"{target} already exists; refusing to overwrite it"
+    assert json.loads(target.read_text())["notes"] == "theirs"
+
+
 # ---- all or nothing: a full disk, a duplicated row ---------------------------------------------------
 
 FULL_DISK = textwrap.dedent(
@@ -335,7 +357,10 @@ def test_a_batch_killed_mid_write_is_all_or_nothing_after_the_next_write(tmp_pat
     kb_root = write_kb(tmp_path / "kb", {"data/engines/keep.json": rec("engine", "keep")})
     keep_before = (kb_root / "data/engines/keep.json").read_bytes()
     _kill_mid_batch(kb_root, n)
-    inferkb.open(kb_root).write_record(rec("engine", "after"))  # any write recovers what the kill left
+    try:
+        inferkb.open(kb_root).write_record(rec("engine", "after"))  # any write recovers what the kill left...
+    except WriteConflict:
+        pass  # ...and refuses its own batch when this KB object had read files the rollback then put back
     names = {p.name for p in (kb_root / "data/engines").iterdir()}
     written = {n for n in names if n.startswith("r-")}
     assert len(written) in (0, n), f"{len(written)} of {n} records of one batch on disk"
@@ -396,6 +421,105 @@ def test_recovery_never_undoes_an_edit_made_after_the_kill(tmp_path):
     a.write_text("edited by hand after the crash\n")  # a different file now
     batch.recover(root)
     assert a.read_text() == "edited by hand after the crash\n"
+
+
+def _half_applied(kb_root: Path, new_texts: dict[str, str], applied: int) -> None:
+    """The state a writer killed after ``applied`` renames of its batch leaves: journal, backups, temp files."""
+    from inferkb.store import batch
+
+    root = kb_root.resolve()
+    staged = [batch._stage(batch.Job(root / rel, rel, text.encode(), not (root / rel).exists())) for rel, text in new_texts.items()]
+    batch._write_journal(root, staged)
+    for st in staged[:applied]:
+        batch._apply(st)
+
+
+def _notes(kb_root: Path, ids: str) -> dict[str, str]:
+    return {x: json.loads((kb_root / f"data/engines/{x}.json").read_text())["notes"] for x in ids}
+
+
+@pytest.fixture()
+def killed_kb(tmp_path) -> Path:
+    """Engines a, b, c at notes v1; a killed batch to v2 got as far as a and b (campaign `kill`, mode journal)."""
+    from inferkb.jsonio import dumps_record
+
+    kb_root = write_kb(tmp_path / "kb", {f"data/engines/{x}.json": rec("engine", x, notes="v1") for x in "abc"})
+    _half_applied(kb_root, {f"data/engines/{x}.json": dumps_record(rec("engine", x, notes="v2")) for x in "abc"}, applied=2)
+    assert _notes(kb_root, "abc") == {"a": "v2", "b": "v2", "c": "v1"}
+    return kb_root
+
+
+def test_a_write_planned_from_files_a_killed_batch_left_is_refused_once_that_batch_is_rolled_back(killed_kb):
+    """An intake re-run reads a and b as the killed run left them, finds them unchanged and sends only c; the
+    rollback then puts a and b back to v1. Writing c would leave a mix nobody asked for, reported as a success."""
+    kb = inferkb.open(killed_kb)
+    with pytest.raises(WriteConflict, match=r"data/engines/a\.json and 1 other file.*re-run") as info:
+        kb.write_records([rec("engine", "c", notes="v2")], overwrite=True, validate=False)
+    assert info.value.exit_code == 2
+    assert _notes(killed_kb, "abc") == {"a": "v1", "b": "v1", "c": "v1"}  # the killed batch rolled back, nothing else
+    assert not (killed_kb / ".inferkb-journal.json").exists()
+    assert not [p for p in (killed_kb / "data/engines").iterdir() if p.name.startswith(".")]
+
+
+def test_a_write_from_a_kb_read_before_the_killed_batch_goes_ahead_after_the_rollback(tmp_path):
+    from inferkb.jsonio import dumps_record
+
+    kb_root = write_kb(tmp_path / "kb", {f"data/engines/{x}.json": rec("engine", x, notes="v1") for x in "abc"})
+    kb = inferkb.open(kb_root)  # holds v1 everywhere, which is what the rollback restores
+    _half_applied(kb_root, {f"data/engines/{x}.json": dumps_record(rec("engine", x, notes="v2")) for x in "abc"}, applied=2)
+    kb.write_records([rec("engine", "d", notes="new")], validate=False)
+    assert _notes(kb_root, "abcd") == {"a": "v1", "b": "v1", "c": "v1", "d": "new"}
+
+
+def test_a_writing_command_rolls_back_a_killed_batch_before_it_reads_the_kb(killed_kb):
+    from inferkb.cli.common import open_kb
+
+    kb = open_kb(str(killed_kb), write=True)
+    assert {x: kb.get(x).data["notes"] for x in "abc"} == {"a": "v1", "b": "v1", "c": "v1"}
+    assert not (killed_kb / ".inferkb-journal.json").exists()
+    assert not [p for p in (killed_kb / "data/engines").iterdir() if p.name.startswith(".")]
+    kb.write_records([rec("engine", x, notes="v2") for x in "abc"], overwrite=True, validate=False)
+    assert _notes(killed_kb, "abc") == {"a": "v2", "b": "v2", "c": "v2"}
+
+
+@pytest.mark.parametrize("validate", [True, False])
+def test_a_record_that_would_not_read_back_is_not_written(tmp_path, validate):
+    """Found by benchmarks/hostile_campaign.py (mutate): sglang-serving kept a 401-digit total_input_tokens in the
+    record's submission block; the write took it and the next validate reported KB015 (no float holds it)."""
+    from inferkb.errors import RecordInvalid
+
+    kb_root = write_kb(tmp_path / "kb", {"data/engines/a.json": rec("engine", "a")})
+    before = tree(kb_root)
+    with pytest.raises(RecordInvalid, match=r"record engines/big .*submission\.total_input_tokens: an integer of 401 digits"):
+        inferkb.open(kb_root).write_records(
+            [rec("engine", "fine"), rec("engine", "big", submission={"total_input_tokens": 10**400})], validate=validate
+        )
+    assert tree(kb_root) == before
+
+
+def test_a_writing_command_removes_orphan_temp_files_even_when_it_has_nothing_to_write(tmp_path):
+    """Found by benchmarks/hostile_campaign.py (kill): a writer killed after its commit point (journal removed,
+    backups not yet) leaves temp and backup files; the next intake of the same input found every record
+    unchanged, called no write and so never removed them."""
+    from inferkb.cli.common import open_kb
+
+    kb_root = write_kb(tmp_path / "kb", {"data/engines/a.json": rec("engine", "a")})
+    orphans = [kb_root / "data/engines/.a.json.inferkb-4711-0a1b2c3d.bak", kb_root / "data/engines/.a.json.inferkb-4711-1a1b2c3d.tmp"]
+    for path in orphans:
+        path.write_text("old a\n")
+    before = (kb_root / "data/engines/a.json").read_bytes()
+    open_kb(str(kb_root))
+    assert all(p.exists() for p in orphans)  # reading never removes anything
+    open_kb(str(kb_root), write=True)
+    assert not any(p.exists() for p in orphans)
+    assert (kb_root / "data/engines/a.json").read_bytes() == before
+
+
+def test_a_dry_run_open_leaves_the_killed_batch_for_a_write_to_roll_back(killed_kb):
+    from inferkb.cli.common import open_kb
+
+    open_kb(str(killed_kb))
+    assert (killed_kb / ".inferkb-journal.json").exists()
 
 
 # ---- orphan temp files: recognisable, reported, cleaned -------------------------------------------------

@@ -80,10 +80,14 @@ def write_new(kb: KB, type_name: str, name: str, *, record_id: str | None = None
     kb.ensure_writable()
     record = skeleton(kb, type_name, name, record_id=record_id, source=source)
     path = kb.record_path(type_name, record["id"])
+    refusal = f"{path} already exists; refusing to overwrite it"
     if path.exists():
-        raise RecordExists(f"{path} already exists; refusing to overwrite it")
+        raise RecordExists(refusal)
     # A skeleton is not valid yet (nulls to fill in), so the store writes it without validating.
-    kb.write_records([record], validate=False)
+    try:
+        kb.write_records([record], validate=False)
+    except RecordExists:  # another writer created it after the check above; the store's hint (--update) is not ours
+        raise RecordExists(refusal) from None
     return path
 
 

@@ -134,8 +134,23 @@ class _Process:
 process = _Process()
 
 
-def open_kb(kb_path: str | None):
-    """``inferkb.open(kb_path)``: the bundled KB when ``None``."""
+def open_kb(kb_path: str | None, *, write: bool = False):
+    """``inferkb.open(kb_path)``: the bundled KB when ``None``.
+
+    ``write``: the command is about to write; a batch a killed writer left half applied is rolled back first
+    (:func:`inferkb.store.writer.recover_interrupted`) and the KB read again, so the command plans its write from
+    the files as they are after the rollback.
+    """
+    kb = _load_kb(kb_path)
+    if write:
+        from ..store.writer import recover_interrupted
+
+        if recover_interrupted(kb) is not None:
+            kb = _load_kb(kb_path)
+    return kb
+
+
+def _load_kb(kb_path: str | None):
     from .. import open as _open_kb
 
     with loading():

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import command, emit_json
+from .common import command, emit_json, open_kb
 
 
 def default_corpus() -> Path:
@@ -38,11 +38,10 @@ def import_community_cmd(kb_path, corpus, only, dry_run, fmt) -> None:
       inferkb import-community --dry-run
       inferkb import-community --set localscore --kb ./kb-copy --format json
     """
-    from .. import open as open_kb
     from ..intake.community import import_community
     from ..intake.counts import describe
 
-    kb = open_kb(kb_path)
+    kb = open_kb(kb_path, write=not dry_run)
     reports = import_community(kb, corpus or default_corpus(), dry_run=dry_run, only=list(only) or None)
     if fmt == "json":
         emit_json({"dry_run": dry_run, "sets": [r.__dict__ for r in reports]})

@@ -42,7 +42,7 @@ def derive(name, kb_path, write, list_only, fmt) -> None:
         for spec in registry.values():
             click.echo(f"{spec.name:24} {spec.description}")
         return
-    kb = open_kb(kb_path)
+    kb = open_kb(kb_path, write=write)
     try:
         result = derive_mod.run(kb, name, write=write)
     except derive_mod.DeriveRefused as exc:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, RecordInvalid, UsageError
 from ..findings import fails
 from ..textsafe import clean
 from .common import command, emit_json, fail_option, open_kb
@@ -38,6 +38,13 @@ def _arms(values: tuple[str, ...]) -> list[tuple[str, Path]]:
         arm_id, path = v.split("=", 1)
         out.append((arm_id.strip(), Path(path)))
     return out
+
+
+def _inputs(files: tuple[str, ...], arms: list[tuple[str, Path]], shown: int = 3) -> str:
+    """The input files of one intake for a message: all of them up to ``shown``, then how many more."""
+    paths = [str(f) for f in files] + [str(p) for _, p in arms]
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(paths[:shown]) + more
 
 
 def _diff(old: dict, new: dict) -> None:
@@ -195,22 +202,25 @@ def intake(
         arms=arm_list,
         baseline=baseline,
     )
-    kb = open_kb(kb_path)
+    kb = open_kb(kb_path, write=not dry_run)
     result = importer.parse(list(files), options, kb)
     linked = link_models(kb, result.records)
     written: list[str] = []
     unchanged: list[str] = []
     existing: list[str] = []
     if result.records:  # a dry run validates the batch as the write would and writes nothing
-        keys = commit(
-            kb,
-            result.records,
-            update=update,
-            on_diff=None if fmt == "json" else _diff,
-            unchanged=unchanged,
-            dry_run=dry_run,
-            existing=existing,
-        )
+        try:
+            keys = commit(
+                kb,
+                result.records,
+                update=update,
+                on_diff=None if fmt == "json" else _diff,
+                unchanged=unchanged,
+                dry_run=dry_run,
+                existing=existing,
+            )
+        except RecordInvalid as exc:  # the message names record and field; say which input the record came from
+            raise RecordInvalid(f"{_inputs(files, arm_list)}: {exc}", exc.findings) from exc
         written = [] if dry_run else keys
     paths = {key: str(kb.root / kb.records[key].path) for key in written if key in kb.records}
     key_of = {f"{kb.profile.types[r['type']].dir}/{r['id']}": r for r in result.records if r.get("type") in kb.profile.types}

@@ -42,5 +42,5 @@ def new(type_name, name, record_id, source, kb_path) -> None:
     """
     from ..skeleton import write_new
 
-    path = write_new(open_kb(kb_path), type_name, name, record_id=record_id, source=source)
+    path = write_new(open_kb(kb_path, write=True), type_name, name, record_id=record_id, source=source)
     click.echo(f"wrote {path}; fill in the null fields, then run: inferkb validate")

@@ -186,7 +186,10 @@ def number(value: Any, path: Path, field: str, *, positive: bool = False, nonneg
     """
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"expected a number, found {value!r}", path=str(path), field=field)
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # an int of more than ~308 digits
+        raise InputError(f"{shown(value)} is beyond the range of a float", path=str(path), field=field) from None
     if not math.isfinite(x):
         raise InputError(f"{value!r} is not a finite number", path=str(path), field=field)
     if positive and x <= 0:

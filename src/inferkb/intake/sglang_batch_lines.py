@@ -307,6 +307,7 @@ def read_line(fmt: str, number: int, text: str, doc: dict[str, Any], path: Path,
         value = C.integer(doc[key])
         if value is None:
             raise InputError(f"expected a whole number >= 1, found {C.shown(doc[key])}", path=str(path), field=f"line {number}.{key}")
+        C.number(value, path, f"line {number}.{key}")  # an int past float range cannot enter the rate cross-checks
         ints.append(value)
     run_name = doc.get("run_name")
     if run_name is not None and not isinstance(run_name, str):

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -202,6 +203,14 @@ def server_args(info: Any) -> tuple[dict[str, Any], str | None]:
     return shared, note
 
 
+def _or_none(compute: Callable[..., float], *args: float) -> float | None:
+    """``compute(*args)``, or ``None`` when it overflows a float (an int of more than ~308 digits in the file)."""
+    try:
+        return compute(*args)
+    except OverflowError:
+        return None
+
+
 def _lengths(doc: dict[str, Any], stated: dict[str, Any], gaps_extra: dict[str, str], completed: int | None) -> None:
     """Input/output lengths: the random dataset's requested lengths when every request had them, else a reason."""
     dataset = doc.get("dataset_name")
@@ -217,8 +226,13 @@ def _lengths(doc: dict[str, Any], stated: dict[str, Any], gaps_extra: dict[str, 
             if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio == 1:
                 stated.setdefault(cond, length)
                 continue
-            low = int(length * ratio) if isinstance(ratio, (int, float)) and not isinstance(ratio, bool) else None
-            mean = doc.get(total) / completed if completed and isinstance(doc.get(total), (int, float)) else None
+            low = (
+                _or_none(lambda a, r: int(a * r), length, ratio)
+                if isinstance(ratio, (int, float)) and not isinstance(ratio, bool)
+                else None
+            )
+            given = doc.get(total)
+            mean = _or_none(lambda t, n: t / n, given, completed) if completed and isinstance(given, (int, float)) else None
             gaps_extra[cond] = (
                 f"random dataset: each request's length is drawn between {low} and {length} ({key} {length}, random_range_ratio {ratio})"
                 + (f"; the file's totals give a mean of {mean:.1f} tokens per request" if mean is not None else "")

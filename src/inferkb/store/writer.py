@@ -17,7 +17,11 @@ goes through it:
    records of one batch may reference each other); an error finding refuses
    the batch;
 3. under the KB-wide write lock (:mod:`.lock`): a batch a killed writer left
-   half applied is rolled back and orphan temp files are removed; then
+   half applied is rolled back and orphan temp files are removed; when that
+   rollback changed a file the caller had read as the killed writer left it,
+   the caller's plan rests on content that is gone (an intake skips records it
+   saw as unchanged), so :class:`WriteConflict` and nothing more is written
+   (:func:`recover_interrupted` does the rollback before a KB is read); then
    **compare-and-swap**: a record file that exists must still hold what the
    index holds for it (the data every caller built its change from), an
    extra file must still hold the ``basis`` text the caller read, and a file
@@ -36,6 +40,7 @@ goes through it:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -154,6 +159,58 @@ def _check_basis(tree: Tree, extra: list[tuple[str, Path, str]], basis: Mapping[
     return creates
 
 
+def _check_reads_back(rec: Record, body: bytes) -> None:
+    """:class:`RecordInvalid` when the loader would not read ``body`` back as a record (an int no float holds, a
+    lone surrogate, ...): a batch never writes a file the next validate reports as unreadable."""
+    _, problem = parse_bytes(body)
+    if problem is not None:
+        field = f"{problem.field}: " if problem.field else ""
+        raise RecordInvalid(f"record {rec.key} would not read back and nothing was written: {field}{problem.message}")
+
+
+def _check_not_stale(store: Store, tree: Tree, outcome: batch.Outcome | None) -> None:
+    """After a rollback: :class:`WriteConflict` when a file it put back or removed had been read by ``store`` as the
+    killed writer left it (the index holds other content than the file now does)."""
+    touched = set(outcome.restored) | set(outcome.removed) if outcome is not None else set()
+    if not touched:
+        return
+    stale = []
+    for rec in store.index.records.values():
+        if rec.path in touched:
+            now, _ = _read_now(tree, rec.path)
+            if now is _ABSENT or parse_bytes(now)[0] != rec.data:  # type: ignore[arg-type]
+                stale.append(rec.path)
+    if stale:
+        stale.sort()
+        others = f" and {len(stale) - 1} other file{'s' if len(stale) > 2 else ''}" if len(stale) > 1 else ""
+        raise WriteConflict(
+            f"{stale[0]}{others} held what an inferkb write that was killed had half written when this KB was read; "
+            "that write is now rolled back, so nothing of this batch was written: re-run to work from the KB as it is"
+        )
+
+
+def recover_interrupted(store: Store) -> batch.Outcome | None:
+    """Roll back a batch a killed writer left half applied and remove orphan temp files, under the write lock.
+
+    Call it before reading a KB that is about to be written (``inferkb intake``, ``derive --write``, ...): the
+    records are then read as they are after the rollback, and temp files are removed even when the command ends
+    up writing nothing (a writer killed after its commit point leaves its backups but no journal). Returns what
+    :func:`inferkb.store.batch.recover` did, ``None`` when no journal was there (records are untouched then;
+    without orphan temp files either, nothing is touched and no lock is taken). Raises :class:`UsageError` for the bundled KB
+    of an installed package, :class:`~inferkb.errors.JournalRefused` for a journal inferkb would not have written,
+    :class:`WriteConflict` when another writer keeps the lock busy.
+    """
+    from ..jsonio import JOURNAL_NAME
+
+    if not os.path.lexists(store.root / JOURNAL_NAME) and not batch.orphans(store.root, type_dirs(store)):
+        return None
+    store.ensure_writable()
+    with kb_lock(store.root), Tree(store.root) as tree:
+        outcome = batch.recover(store.root, tree)
+        batch.clean(store.root, type_dirs(store))
+    return outcome
+
+
 def type_dirs(store: Store) -> list[str]:
     """Every folder (KB-relative) a write may leave temp files in: the root (the journal's temp file),
     ``data/<dir>`` and ``provenance/<dir>`` of every type."""
@@ -213,10 +270,13 @@ def write_records(
             detail = "; ".join(f"{f.field or '-'}: {f.message}" for f in errors[:5])
             raise RecordInvalid(f"record {first} is invalid and nothing was written: {detail}", errors)
     bodies = [(texts.get(rec.key) or dumps_record(rec.data)).encode("utf-8") for rec, _ in planned]
+    for (rec, _), body in zip(planned, bodies, strict=True):
+        _check_reads_back(rec, body)
     try:
         with kb_lock(store.root), Tree(store.root) as tree:
-            batch.recover(store.root, tree)
+            recovered = batch.recover(store.root, tree)
             batch.clean(store.root, type_dirs(store))
+            _check_not_stale(store, tree, recovered)
             extra_seen = _check_basis(tree, extra, basis or {})
             record_seen = _check_unchanged(store, tree, planned, overwrite)
             jobs = [
