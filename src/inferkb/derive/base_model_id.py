@@ -47,14 +47,10 @@ def derive_base_model_id(kb: KB) -> DerivationOutput:
     rules = B.label_map()
     model_ids = kb.ids_of_type("model")
     for rec in kb.by_type("benchmark"):
-        d = rec.data
-        sub = d.get("submission")
-        if d.get("origin") != "mlperf-inference" or not isinstance(sub, dict) or sub.get("division") in (None, "closed"):
-            continue
-        if base.current_value(kb, rec, B.FIELD):
+        if not B.is_open(rec.data) or base.current_value(kb, rec, B.FIELD):
             continue
         where = dict(record=rec.key, path=rec.path, field=B.FIELD)
-        label = B.open_label(d)
+        label = B.open_label(rec.data)
         if label is None:
             out.findings.append(
                 base.KB1002.finding(

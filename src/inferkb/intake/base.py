@@ -271,11 +271,6 @@ def stable_view(data: dict[str, Any]) -> str:
     return json.dumps(d, sort_keys=True, ensure_ascii=False)
 
 
-def _same_entry(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Two provenance entries record the same change (the date is ignored), as :func:`inferkb.derive.base.same_entry`."""
-    return all(a.get(k) == b.get(k) for k in ("tag", "field", "action", "method", "evidence", "basis"))
-
-
 def without_backfills(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """``old`` with the fields a derivation backfilled (provenance ``action: "backfill"``) and those provenance entries
     set back to what ``new`` has.
@@ -290,12 +285,14 @@ def without_backfills(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any
     are put in ``new``'s order, so the place where each step appended its entry
     does not count as a change.
     """
+    from ..derive.base import same_entry
+
     out = dict(old)
     kept = []
     carried = False
     new_prov = [e for e in new.get("provenance") or [] if isinstance(e, dict)]
     for entry in old.get("provenance") or []:
-        if isinstance(entry, dict) and entry.get("action") == "backfill" and any(_same_entry(entry, e) for e in new_prov):
+        if isinstance(entry, dict) and entry.get("action") == "backfill" and any(same_entry(entry, e) for e in new_prov):
             kept.append(entry)
             carried = True
         elif isinstance(entry, dict) and entry.get("action") == "backfill":
@@ -311,7 +308,7 @@ def without_backfills(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any
     if kept or "provenance" in new:
 
         def place(entry: Any) -> int:
-            at = next((i for i, e in enumerate(new_prov) if isinstance(entry, dict) and _same_entry(entry, e)), None)
+            at = next((i for i, e in enumerate(new_prov) if isinstance(entry, dict) and same_entry(entry, e)), None)
             return len(new_prov) if at is None else at
 
         out["provenance"] = sorted(kept, key=place) if carried else kept

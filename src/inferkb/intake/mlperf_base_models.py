@@ -120,16 +120,21 @@ def match_label(label: str, rules: tuple[LabelRule, ...], model_ids: Collection[
     return Match(label, "filled", hits, hits[0].model)
 
 
+def is_open(data: dict[str, Any]) -> bool:
+    """True for an MLPerf benchmark record outside the closed division (a division is stated and is not ``closed``)."""
+    sub = data.get("submission")
+    return data.get("origin") == "mlperf-inference" and isinstance(sub, dict) and sub.get("division") not in (None, "closed")
+
+
 def open_label(data: dict[str, Any]) -> str | None:
     """The label of a non-closed MLPerf benchmark record (``submission.used_model``), else ``None``.
 
     Closed-division rows run the reference model (their ``model_id`` says so);
     a record without a label has nothing to match.
     """
-    sub = data.get("submission")
-    if data.get("origin") != "mlperf-inference" or not isinstance(sub, dict) or sub.get("division") in (None, "closed"):
+    if not is_open(data):
         return None
-    label = sub.get("used_model")
+    label = data["submission"].get("used_model")
     return label if isinstance(label, str) and label.strip() else None
 
 
