@@ -93,3 +93,37 @@ def test_bundled_meta_llama_3_70b_counts_match_the_records():
     expected = Counter(r.data.get("metric") for r in kb.by_type("benchmark") if r.data.get("model_id") == "llama-3-70b")
     assert res.metric_absent and "ttft_ms" not in expected
     assert res.metrics_without_filter == dict(sorted(expected.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def test_pareto_with_an_absent_metric_lists_the_metrics_the_selection_has(root):
+    from inferkb.analysis.pareto import pareto
+
+    res = pareto(inferkb.open(root), x="tok_s_per_user", model="m70", metric="ttft_ms")
+    assert res.selected == 0 and res.metric_absent
+    assert res.metrics_without_filter == {"output_tok_s": 2, "total_tok_s": 1}
+    assert not pareto(inferkb.open(root), x="tok_s_per_user", model="m70").metric_absent
+
+
+def test_pareto_cli_text_json_and_csv_say_so(root):
+    args = ("compare", "--model", "m70", "--metric", "ttft_ms", "--pareto", "tok_s_per_user", "--kb", root)
+    text = run(*args)
+    assert text.returncode == 0, text.stderr
+    assert "0 benchmark(s) selected by model = m70, metric = ttft_ms" in text.stdout
+    assert "has metric ttft_ms; the metrics they have: output_tok_s 2, total_tok_s 1" in text.stdout
+    doc = json.loads(run(*args, "--format", "json").stdout)
+    assert doc["selected"] == 0 and doc["metrics_without_filter"] == {"output_tok_s": 2, "total_tok_s": 1}
+    csv = run(*args, "--format", "csv")
+    assert csv.returncode == 0 and "the metrics they have: output_tok_s 2" in csv.stderr
+
+
+def test_pareto_text_tallies_the_reasons_points_are_outside():
+    from inferkb.analysis.pareto import pareto
+
+    res = pareto(inferkb.open(), x="tok_s_per_user", model="gpt-oss-120b")
+    tally = res.outside_by_reason()
+    assert sum(tally.values()) == len(res.outside) > 10
+    assert list(tally.values()) == sorted(tally.values(), reverse=True)
+    proc = run("compare", "--model", "gpt-oss-120b", "--pareto", "tok_s_per_user")
+    assert proc.returncode == 0
+    top_reason, top_count = next(iter(tally.items()))
+    assert "outside by reason:" in proc.stdout and f"{top_count:>6,}  {top_reason}" in proc.stdout

@@ -282,6 +282,14 @@ class _Groups:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
+def metrics_of_selection(kb: KB, **filters: Any) -> dict[str, int]:
+    """``{metric: records}`` of the benchmarks :func:`select` picks with ``filters`` (no metric filter), most first,
+    then by name; a record without a headline metric counts as ``"(none)"``. Used to say, when a metric filter
+    selected nothing, which metrics the rest of the selection does have. Raises what :func:`select` raises."""
+    counts = Counter(str(r.data.get("metric") or "(none)") for r in select(kb, **filters)[0])
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def compare(
     kb: KB,
     *,
@@ -315,9 +323,7 @@ def compare(
         others = dict(model=model, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin, base_model=base_model)
         records, filters = select(kb, metric=metric, **others)
         if metric and not records:
-            # a known metric no selected record has: say which metrics the rest of the selection does have
-            counts = Counter(str(r.data.get("metric") or "(none)") for r in select(kb, **others)[0])
-            without_metric = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+            without_metric = metrics_of_selection(kb, **others)
     else:
         filters = {"records": len(records)}
     groups: dict[tuple, list[tuple[Record, Any, float]]] = {}

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .common import AnalysisError, is_number, per_accelerator
 from .comparability import check_vary, conditions_of, key_id
-from .compare import select
+from .compare import metrics_of_selection, select
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -72,6 +72,20 @@ class ParetoResult:
     filters: dict[str, Any]
     classes: list[ParetoClass]
     outside: list[Outside] = field(default_factory=list)
+    selected: int = 0
+    metrics_without_filter: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def metric_absent(self) -> bool:
+        """True when a metric filter is what left the selection empty (as :attr:`CompareResult.metric_absent`)."""
+        return self.selected == 0 and "metric" in self.filters
+
+    def outside_by_reason(self) -> dict[str, int]:
+        """``{reason: points}`` of :attr:`outside`, most first, then by reason."""
+        counts: dict[str, int] = {}
+        for o in self.outside:
+            counts[o.reason] = counts.get(o.reason, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict of every field."""
@@ -154,10 +168,12 @@ def pareto(
         raise AnalysisError(f"unknown metric {x_metric!r} for the x axis; the registry has: {', '.join(sorted(kb.metrics))}")
     if direction not in ("higher", "lower"):
         raise AnalysisError(f"metric {x_metric!r} has no direction in the registry; a frontier needs one")
+    without_metric: dict[str, int] = {}
     if records is None:
-        records, filters = select(
-            kb, model=model, metric=metric, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin
-        )
+        others = dict(model=model, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin)
+        records, filters = select(kb, metric=metric, **others)
+        if metric and not records:
+            without_metric = metrics_of_selection(kb, **others)
     else:
         filters = {"records": len(records)}
     skip = (*varied, "load")
@@ -193,4 +209,6 @@ def pareto(
         classes.append(ParetoClass(key_id(key), shown[key], points, front))
     classes.sort(key=lambda c: (-len(c.points), c.id))
     x_label = f"{x_metric}{':' + x_stat if x_stat else ''}"
-    return ParetoResult(x_label, direction, "headline throughput per accelerator", filters, classes, outside)
+    return ParetoResult(
+        x_label, direction, "headline throughput per accelerator", filters, classes, outside, len(records), without_metric
+    )

@@ -383,11 +383,23 @@ def compare(
         rows += [{"class": "outside", "id": o.id, "reason": o.reason} for o in res.outside]
         if fmt in ("csv", "markdown"):
             _emit_rows(rows, fmt)
+            if res.metric_absent:
+                from ..textsafe import clean as _clean
+
+                click.echo(_clean(_metric_absent_text(res)), err=True)  # stdout holds the (empty) table only
             return
         console = _Echo()
         console.print(
-            f"pareto y = {res.y}, x = {res.x} ({res.x_direction} is better); {len(res.classes)} class(es), {len(res.outside)} point(s) outside any class"
+            f"pareto y = {res.y}, x = {res.x} ({res.x_direction} is better); {res.selected} benchmark(s) selected by "
+            f"{_filters_text(res.filters)}; {len(res.classes)} class(es), {len(res.outside)} point(s) outside any class"
         )
+        if res.metric_absent:
+            console.print(_metric_absent_text(res))
+        by_reason = res.outside_by_reason()
+        if len(res.outside) > 10 and not show_all:
+            console.print("outside by reason:")
+            for reason, n in by_reason.items():
+                console.print(f"  {n:>6,}  {reason}")
         for c in res.classes:
             t = _table(
                 f"class {c.id}: " + ", ".join(f"{k}={_short(v)}" for k, v in c.key.items() if v != "n/a"),
