@@ -66,6 +66,10 @@ def test_vendor_blog_host_is_b_and_vendor_datasheet_is_a():
     assert classify("https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html", "spec-sheet").tier == "A"
 
 
+def test_python_docs_are_the_vendor_document_of_pythons_own_modules():
+    assert classify("https://docs.python.org/3/library/json.html", "vendor-docs").tier == "A"
+
+
 def test_aws_hosts_are_not_mistaken_for_the_amazon_store():
     assert classify("https://aws.amazon.com/ec2/instance-types/inf2/", "spec-sheet").tier == "A"
     assert classify("https://www.amazon.com/dp/B0XXXX", "review").tier == "D"

@@ -10,7 +10,8 @@ several records lists them and picks none.
 hardware, arms with percentiles and computed deltas, conditions with gaps
 marked, sources, findings, then every other field; nothing cropped).
 :func:`record_document` is the JSON: the record untouched under ``record``
-and what inferkb computes from it under ``computed``.
+and what inferkb computes from it under ``computed``. Both name the record's
+known traps (gotcha records whose ``affects`` names it, :mod:`inferkb.traps`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .arms import DELTA_STATS, arm_deltas
 from .errors import UsageError
+from .traps import known_traps
 
 if TYPE_CHECKING:
     from .kb import KB
@@ -92,14 +94,17 @@ def record_document(kb: KB, rec: Record, *, audits: bool = False) -> dict[str, A
     """``{"key", "path", "record": <the record as stored>, "computed": {"arm_deltas": {...}}, "findings": [...]}``.
 
     ``arm_deltas`` is :func:`inferkb.arms.arm_deltas` (percent change of each stat of each non-baseline arm versus the
-    baseline arm); ``findings`` are the validation findings of this record, plus, with ``audits``, every audit's
+    baseline arm); ``known_traps`` the keys of the gotcha records whose ``affects`` names this record; ``findings`` are the validation findings of this record, plus, with ``audits``, every audit's
     findings about it.
     """
     return {
         "key": rec.key,
         "path": rec.path,
         "record": rec.data,
-        "computed": {"arm_deltas": arm_deltas(rec.data) if rec.type == "benchmark" else {}},
+        "computed": {
+            "arm_deltas": arm_deltas(rec.data) if rec.type == "benchmark" else {},
+            "known_traps": [g.key for g in known_traps(kb, rec)],
+        },
         "findings": [f.to_dict() for f in record_findings(kb, rec, audits=audits)],
     }
 
@@ -270,6 +275,16 @@ def _sources(kb: KB, d: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _traps(kb: KB, rec: Record) -> list[str]:
+    traps = known_traps(kb, rec)
+    if not traps:
+        return []
+    lines = ["", "known traps (gotcha records that name this one in affects)"]
+    for g in traps:
+        lines.append(f"  [{g.data.get('severity') or 'severity not stated'}] {g.key}  {g.data.get('name') or ''}".rstrip())
+    return lines
+
+
 def _flatten(prefix: str, value: Any, out: list[tuple[str, str]]) -> None:
     if isinstance(value, dict) and value:
         for k, v in value.items():
@@ -289,7 +304,7 @@ def summary_lines(kb: KB, rec: Record, *, audits: bool = False) -> list[str]:
     lines = _identity(kb, rec)
     if rec.type == "benchmark":
         lines += _benchmark_head(kb, d) + _arms(d) + _conditions(d)
-    lines += _sources(kb, d)
+    lines += _sources(kb, d) + _traps(kb, rec)
     findings = record_findings(kb, rec, audits=audits)
     lines += ["", "findings" + ("" if audits else " (validation; add --audits for every audit)")]
     lines += [f"  {f.severity:7} {f.code} {f.rule}: {_with_field(f.field, f.message)}" for f in findings] or ["  (none)"]

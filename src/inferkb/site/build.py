@@ -25,6 +25,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .. import __version__
 from ..errors import UsageError
+from ..traps import known_traps
 from . import analysis_charts as AC
 from . import charts as CH
 from . import views as V
@@ -187,6 +188,18 @@ class _Builder:
                 for b in shown
             ],
             "backrefs_total": len(backrefs),
+            "traps": [
+                {
+                    "href": site.linker.record_href(g),
+                    "title": site.title(g),
+                    "severity": g.data.get("severity"),
+                    "class": g.data.get("class"),
+                    "status": g.data.get("status"),
+                    "symptom": g.data.get("symptom"),
+                    "workaround": g.data.get("workaround"),
+                }
+                for g in known_traps(self.kb, rec)
+            ],
             "backref_groups": self._backref_groups(rec, backrefs),
             "provenance": site.provenance(rec),
             "findings": findings,

@@ -288,6 +288,7 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
     "quantization": (C("scheme"), C("bits", numeric=True), C("activation_scheme", "activations")),
     "interconnect": (C("kind"), C("version"), C("bandwidth_gbps", numeric=True), C("scale_up"), C("scale_out")),
     "source": (C("publisher"), C("kind"), C("published"), C("url")),
+    "gotcha": (C("class"), C("severity"), C("affects")),
 }
 
 
@@ -338,6 +339,7 @@ FACETS: dict[str, tuple[Facet, ...]] = {
     "quantization": (Facet("scheme", "scheme", "scheme"), Facet("status", "status", "status")),
     "interconnect": (Facet("kind", "kind", "kind"), Facet("status", "status", "status")),
     "source": (Facet("kind", "kind", "kind"), Facet("publisher", "publisher", "publisher"), Facet("status", "status", "status")),
+    "gotcha": (Facet("class", "class", "class"), Facet("severity", "severity", "severity"), Facet("status", "status", "status")),
 }
 DEFAULT_FACETS = (Facet("status", "status", "status"),)
 
