@@ -424,3 +424,20 @@ def test_a_round_wide_json_table_given_to_intake_points_at_the_import_script(tmp
     with pytest.raises(InputError) as err:
         parse_summary_text("Samples per second: 12\nnothing else\n", path="partial.txt")
     assert "import_mlperf.py" not in str(err.value)  # plain text that is not JSON gets no table hint
+
+
+def test_record_names_do_not_repeat_the_submitter():
+    from inferkb.intake.mlperf import system_label
+
+    assert system_label("NVIDIA", "NVIDIA DGX H100") == "NVIDIA DGX H100"
+    assert system_label("Dell", " dell PowerEdge XE9680 ") == "dell PowerEdge XE9680"
+    assert system_label("Krai", "xe9680_mi300x") == "Krai xe9680_mi300x"
+    assert system_label("HPE", "HPEX Cray") == "HPE HPEX Cray"  # a whole word only
+    # the bundled MLPerf records, straight from their names: "<division>: <org> <org> ..." never occurs
+    doubled = []
+    for rec in inferkb.open().by_type("benchmark"):
+        if rec.data.get("origin") == "mlperf-inference":
+            words = str(rec.data["name"]).split(": ", 1)[1].split()
+            if len(words) > 1 and words[0].lower() == words[1].lower():
+                doubled.append(rec.id)
+    assert doubled == []

@@ -276,7 +276,7 @@ def test_bundled_compare_page_ranks_the_mlperf_v4_1_h100_class(bundled_site):
     assert len(rows) == 10
     assert rows[0][:3] == [
         "1",
-        "MLPerf Inference v4.1 closed: HPE HPE Cray XD670 (8x H100-SXM-80GB, TensorRT), llama2-70b-99 Offline",
+        "MLPerf Inference v4.1 closed: HPE Cray XD670 (8x H100-SXM-80GB, TensorRT), llama2-70b-99 Offline",
         "24,528 tok/s",
     ]
     assert rows[1][2] == "24,525 tok/s" and rows[0][3] == "3,066 (÷8)"

@@ -162,6 +162,16 @@ def _skip(ctx: TableContext, reason: str) -> None:
     ctx.skipped[reason] = ctx.skipped.get(reason, 0) + 1
 
 
+def system_label(org: str, system: str) -> str:
+    """``"<submitter> <system name>"`` for a record name, without repeating the submitter when the system name
+    already starts with it: (``"NVIDIA"``, ``"NVIDIA DGX H100"``) -> ``"NVIDIA DGX H100"``; (``"Krai"``,
+    ``"xe9680_mi300x"``) -> ``"Krai xe9680_mi300x"``. Case-insensitive, whole words only."""
+    org, system = org.strip(), system.strip()
+    if not org or system.lower() == org.lower() or system.lower().startswith(org.lower() + " "):
+        return system
+    return f"{org} {system}"
+
+
 def _submission_source(ctx: TableContext, rnd: str, division: str, org: str, platform: str) -> str:
     sid = _bounded_id("mlperf", rnd, division, org, platform)
     if sid in ctx.sources or sid in ctx.kb.ids_of_type("source"):
@@ -402,7 +412,7 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
     rec: dict[str, Any] = {
         "id": rid,
         "type": "benchmark",
-        "name": f"MLPerf Inference {rnd} {division}: {org} {row['SystemName'].strip()}, {row['Model']} {row['Scenario']}",
+        "name": f"MLPerf Inference {rnd} {division}: {system_label(org, row['SystemName'])}, {row['Model']} {row['Scenario']}",
         "status": status,
         "confidence": confidence,
         "updated": today(),
