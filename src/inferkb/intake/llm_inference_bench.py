@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from . import common as C
 from . import dataset as D
+from . import llm_inference_bench_formats as F
 from . import mlperf_maps as M
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
 
@@ -213,6 +214,7 @@ class _Context:
         self.kb, self.options, self.result = kb, options, result
         self.models = M.model_index(kb)
         self.engines = set(kb.ids_of_type("engine"))
+        self.quant_ids = set(kb.ids_of_type("quantization"))
         self.seen: dict[tuple[str, ...], str] = {}
         self.hardware: dict[str, tuple[list[str], list[str]]] = {}
 
@@ -417,6 +419,8 @@ def row_record(row: dict[str, str], kind: str, path: Path, ctx: _Context, source
     }
     if accuracy:
         rec["accuracy"] = accuracy
+    # No weight format in the row: the group's run script may state it (the map the derivation uses too).
+    F.fill(rec, ctx.quant_ids, today())
     return rec
 
 
