@@ -55,12 +55,11 @@ def derive_llm_inference_bench_format(kb: KB) -> DerivationOutput:
         if d.kind == "not-applicable":
             continue
         where = dict(record=rec.key, path=rec.path, field="format_id")
-        out.proposals.extend(F.proposals(rec.key, rec.data, d))
+        out.proposals.extend(F.proposals(rec.key, d))
         if d.kind == "no-entry":
             out.findings.append(
                 base.KB1002.finding(
-                    "format_id not filled: the group map has no entry for this record's table, framework and hardware "
-                    f"({F.MAP_PATH.name})",
+                    f"format_id not filled: the group map has no entry for this record's table, framework and hardware ({F.MAP_PATH.name})",
                     **where,
                 )
             )

@@ -35,6 +35,12 @@ views re-publish the main table. Engine versions and warmup are not stated
 anywhere in these files: gaps. Hardware names are generic (``Nvidia A100 GPU``
 does not say 40/80 GB or SXM/PCIe): they resolve through aliases or the
 orchestrator's ``hardware_map``; an ambiguous name lists the candidates.
+
+Weight format: the ``KV Cache Dtype`` column's ``Weight = ...`` first; else the
+run script of the row's (table, framework, hardware) group, through the map of
+:mod:`inferkb.intake.llm_inference_bench_formats` (the one the derivation
+``llm-inference-bench-format`` uses), and only for a row inside that script's
+loops; a row outside them keeps null with a gap naming the script checked.
 """
 
 from __future__ import annotations

@@ -228,7 +228,7 @@ def decide(data: dict[str, Any], format_ids: Collection[str], entries: tuple[Gro
     return Decision("filled", entry, entry.format, new_gaps)
 
 
-def proposals(record_key: str, data: dict[str, Any], d: Decision) -> list[Proposal]:
+def proposals(record_key: str, d: Decision) -> list[Proposal]:
     """The derived values of a ``filled`` or ``outside`` decision, each with its evidence (the record's group) and basis."""
     if d.entry is None or d.condition_gaps is None:
         return []
@@ -236,7 +236,9 @@ def proposals(record_key: str, data: dict[str, Any], d: Decision) -> list[Propos
     evidence = {"field": "hardware_raw", "quote": e.hardware}
     out = []
     if d.format_id is not None:
-        basis = f"{e.framework} on {e.hardware}, {e.table} table, inside the loops of {e.cite()}, which says: {e.quote.strip()!r}; {e.evidence}"
+        basis = (
+            f"{e.framework} on {e.hardware}, {e.table} table, inside the loops of {e.cite()}, which says: {e.quote.strip()!r}; {e.evidence}"
+        )
         out.append(Proposal(record_key, "format_id", d.format_id, METHOD, evidence, basis))
         gap_basis = f"format_id is now filled from {e.cite()}; its condition_gaps entry is removed"
     else:
@@ -255,7 +257,7 @@ def fill(rec: dict[str, Any], format_ids: Collection[str], date: str, entries: t
     """
     d = decide(rec, format_ids, entries)
     day = _dt.date.fromisoformat(date)
-    for p in proposals(f"benchmarks/{rec.get('id')}", rec, d):
+    for p in proposals(f"benchmarks/{rec.get('id')}", d):
         rec[p.field] = copy.deepcopy(p.value)
         rec.setdefault("provenance", []).append(provenance_entry(p, TAG, day))
     return d
