@@ -58,11 +58,12 @@ def bundled() -> inferkb.KB:
 def test_every_bundled_entry_names_an_existing_format_and_cites_a_pinned_script(bundled):
     quant = bundled.ids_of_type("quantization")
     entries = F.group_map()
-    assert len(entries) == 28
+    assert len(entries) == 31
     for e in entries:
         assert e.format in quant, (e.path, e.format)
         assert e.repo == "argonne-lcf/LLM-Inference-Bench" and len(e.commit) == 40
-        assert "float16" in e.quote or "_f16.gguf" in e.quote, e.path
+        # the quoted line names the dtype or the GGUF file; a TensorRT-LLM line passes $precision, set in its loop
+        assert "float16" in e.quote or "_f16.gguf" in e.quote or ("--dtype=$precision" in e.quote and '"float16"' in e.evidence), e.path
 
 
 def test_bundled_rows_inside_a_script_are_fp16_and_the_rest_say_which_script_was_checked(bundled):
@@ -203,6 +204,14 @@ def test_the_importer_fill_writes_what_the_derivation_writes(kb_root):
         assert fresh["format_id"] == written["format_id"] and fresh["condition_gaps"] == written["condition_gaps"]
 
 
+def test_output_lengths_let_an_entry_cover_rows_whose_output_differs_from_their_input():
+    entries = F.parse_map(MAP.replace("lengths = [128, 256]", "lengths = [1024]\noutput_lengths = [1]"))
+    ttft = {"input_tokens": 1024, "output_tokens": 1}
+    assert F.decide(_row("x", conditions=ttft), {"fp16"}, entries).kind == "filled"
+    d = F.decide(_row("y", conditions={"input_tokens": 1024, "output_tokens": 1024}), {"fp16"}, entries)
+    assert d.kind == "outside" and "input lengths [1024] x output lengths [1]" in d.why
+
+
 def test_an_entry_whose_format_the_kb_lacks_fills_nothing():
     entries = F.parse_map(MAP.replace('format = "fp16"', 'format = "fp4-new"'))
     d = F.decide(_row("x"), {"fp16"}, entries)
@@ -220,6 +229,7 @@ def test_an_entry_whose_format_the_kb_lacks_fills_nothing():
         (MAP.replace("device_counts = [1, 2]", "device_counts = []"), "group[0].device_counts"),
         (MAP.replace("batch_sizes = [1, 16]", 'batch_sizes = ["16"]'), "group[0].batch_sizes"),
         (MAP.replace('models = ["org/Seven"]', "models = []"), "group[0].models"),
+        (MAP.replace("lengths = [128, 256]", "lengths = [128]\noutput_lengths = [0]"), "group[0].output_lengths"),
         (MAP.replace('format = "fp16"', 'format = ""'), "group[0].format"),
         (MAP + MAP, "group[1].models"),
     ],

@@ -65,6 +65,7 @@ class GroupEntry:
     device_counts: tuple[int, ...]
     batch_sizes: tuple[int, ...]
     lengths: tuple[int, ...]
+    output_lengths: tuple[int, ...] | None
     repo: str
     path: str
     commit: str
@@ -91,6 +92,10 @@ class Decision:
     why: str = ""
 
 
+def _whole(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x > 0
+
+
 def _err(message: str, path: str, field: str) -> InputError:
     return InputError(message, path=path, field=field)
 
@@ -100,7 +105,8 @@ def parse_map(text: str, *, path: str = str(MAP_PATH)) -> tuple[GroupEntry, ...]
 
     Raises :class:`InputError` naming ``path`` and the entry's field when the
     TOML does not parse, a required string is missing or empty, a loop list is
-    not a non-empty list of positive whole numbers, ``models`` is not a
+    not a non-empty list of positive whole numbers (so is ``output_lengths``, when
+    given), ``models`` is not a
     non-empty list of strings, ``commit`` is not 40 hex digits, ``format`` is
     given but not a non-empty string, or two entries of one group name the same
     model (a row must find at most one script).
@@ -133,12 +139,17 @@ def parse_map(text: str, *, path: str = str(MAP_PATH)) -> tuple[GroupEntry, ...]
         loops = {}
         for key in _LISTS:
             v = e.get(key)
-            if not isinstance(v, list) or not v or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v):
+            if not isinstance(v, list) or not v or not all(_whole(x) for x in v):
                 raise _err(f"expected {key!r} as a non-empty list of positive whole numbers, got {v!r}", path, f"{where}.{key}")
             loops[key] = tuple(v)
+        outs = e.get("output_lengths")
+        if outs is not None and (not isinstance(outs, list) or not outs or not all(_whole(x) for x in outs)):
+            raise _err(
+                f"expected 'output_lengths' as a non-empty list of positive whole numbers, got {outs!r}", path, f"{where}.output_lengths"
+            )
         entry = GroupEntry(
             e["table"], e["framework"], e["hardware"], fmt, tuple(models), loops["device_counts"], loops["batch_sizes"],
-            loops["lengths"], e["repo"], e["path"], commit, e["quote"], e["evidence"],
+            loops["lengths"], tuple(outs) if outs is not None else None, e["repo"], e["path"], commit, e["quote"], e["evidence"],
         )  # fmt: skip
         for m in entry.models:
             if (entry.key, m) in seen:
@@ -181,7 +192,12 @@ def _outside(entry: GroupEntry, count: Any, batch: Any, isl: Any, osl: Any) -> l
         why.append(f"{count} device(s) is not among its device counts {list(entry.device_counts)}")
     if batch not in entry.batch_sizes:
         why.append(f"batch size {batch} is not among {list(entry.batch_sizes)}")
-    if isl != osl or isl not in entry.lengths:
+    if entry.output_lengths is not None:
+        if isl not in entry.lengths or osl not in entry.output_lengths:
+            why.append(
+                f"input/output {isl}/{osl} is not among its input lengths {list(entry.lengths)} x output lengths {list(entry.output_lengths)}"
+            )
+    elif isl != osl or isl not in entry.lengths:
         why.append(f"input/output {isl}/{osl} is not among its input = output lengths {list(entry.lengths)}")
     return why
 
