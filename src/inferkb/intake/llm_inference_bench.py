@@ -35,6 +35,12 @@ views re-publish the main table. Engine versions and warmup are not stated
 anywhere in these files: gaps. Hardware names are generic (``Nvidia A100 GPU``
 does not say 40/80 GB or SXM/PCIe): they resolve through aliases or the
 orchestrator's ``hardware_map``; an ambiguous name lists the candidates.
+
+Weight format: the ``KV Cache Dtype`` column's ``Weight = ...`` first; else the
+run script of the row's (table, framework, hardware) group, through the map of
+:mod:`inferkb.intake.llm_inference_bench_formats` (the one the derivation
+``llm-inference-bench-format`` uses), and only for a row inside that script's
+loops; a row outside them keeps null with a gap naming the script checked.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from . import common as C
 from . import dataset as D
+from . import llm_inference_bench_formats as F
 from . import mlperf_maps as M
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
 
@@ -213,6 +220,7 @@ class _Context:
         self.kb, self.options, self.result = kb, options, result
         self.models = M.model_index(kb)
         self.engines = set(kb.ids_of_type("engine"))
+        self.quant_ids = set(kb.ids_of_type("quantization"))
         self.seen: dict[tuple[str, ...], str] = {}
         self.hardware: dict[str, tuple[list[str], list[str]]] = {}
 
@@ -417,6 +425,8 @@ def row_record(row: dict[str, str], kind: str, path: Path, ctx: _Context, source
     }
     if accuracy:
         rec["accuracy"] = accuracy
+    # No weight format in the row: the group's run script may state it (the map the derivation uses too).
+    F.fill(rec, ctx.quant_ids, today())
     return rec
 
 
