@@ -81,6 +81,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.derive.per_accelerator",
         "inferkb.derive.model_id",
         "inferkb.derive.base_model_id",
+        "inferkb.derive.same_measurement",
     ),
     "exporters": ("inferkb.intake.llmd_report",),
     "reporters": ("inferkb.reporters",),
