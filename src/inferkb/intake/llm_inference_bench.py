@@ -31,7 +31,10 @@ What a row says and how it is read (corpus ``community/SOURCES.md``):
 
 Rows that repeat a row of an earlier file in the same call (same key
 columns, same Latency and Throughput text) are skipped (KB1131): the dashboard
-views re-publish the main table. Engine versions and warmup are not stated
+views re-publish the main table. Rows that repeat one run at another printed
+precision (``261.9463347`` vs ``261.946334709452``) are imported and linked by
+``same_measurement_as`` (rule in :mod:`inferkb.intake.lib_links`, the one the
+derivation ``same-measurement`` applies). Engine versions and warmup are not stated
 anywhere in these files: gaps. Hardware names are generic (``Nvidia A100 GPU``
 does not say 40/80 GB or SXM/PCIe): they resolve through aliases or the
 orchestrator's ``hardware_map``; an ambiguous name lists the candidates.
@@ -46,6 +49,7 @@ loops; a row outside them keeps null with a gap naming the script checked.
 from __future__ import annotations
 
 import csv
+import datetime as _dt
 import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +57,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from . import common as C
 from . import dataset as D
+from . import lib_links
 from . import llm_inference_bench_formats as F
 from . import mlperf_maps as M
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
@@ -457,4 +462,7 @@ class LLMInferenceBench(Importer):
             result.findings.append(C.KB1103.finding(f"hardware {hw!r} ({n} rows) resolves to no single accelerator id", field="Hardware"))
         for fw, n in result.stats["engine_unresolved"].items():
             result.findings.append(C.KB1105.finding(f"framework {fw!r} ({n} rows) is no engine record of this KB; engine_id null"))
-        return C.finish_batch(result, extra, bench, options, "rows")
+        result = C.finish_batch(result, extra, bench, options, "rows")
+        # After finish_batch: ids are final only once unique_ids has run.
+        result.stats["same_measurement_groups"] = lib_links.link_records(bench, _dt.date.fromisoformat(today()))
+        return result
