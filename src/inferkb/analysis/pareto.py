@@ -209,6 +209,4 @@ def pareto(
         classes.append(ParetoClass(key_id(key), shown[key], points, front))
     classes.sort(key=lambda c: (-len(c.points), c.id))
     x_label = f"{x_metric}{':' + x_stat if x_stat else ''}"
-    return ParetoResult(
-        x_label, direction, "headline throughput per accelerator", filters, classes, outside, len(records), without_metric
-    )
+    return ParetoResult(x_label, direction, "headline throughput per accelerator", filters, classes, outside, len(records), without_metric)
