@@ -64,6 +64,22 @@ class IntakeOptions:
     baseline: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        """Refuse a stated parallel layout that needs more devices than the stated count.
+
+        TP x PP x DP (expert parallelism shards inside those devices and adds none; the
+        same layout the ``device-count`` audit checks) above ``count`` is impossible.
+        Raises UsageError naming the options; checked only when ``count`` and TP or PP are given.
+        """
+        if self.count is None or (self.tensor_parallel is None and self.pipeline_parallel is None):
+            return
+        factors = [("--tp", self.tensor_parallel), ("--pp", self.pipeline_parallel), ("--dp", self.data_parallel)]
+        stated = [(flag, n) for flag, n in factors if n is not None]
+        needed = math.prod(n for _, n in stated)
+        if needed > self.count:
+            layout = " x ".join(f"{flag} {n}" for flag, n in stated)
+            raise UsageError(f"{layout} needs {needed} accelerators, more than --count {self.count}: the layout is impossible")
+
 
 @dataclass
 class IntakeResult:
