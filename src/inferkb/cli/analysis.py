@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from ..errors import UsageError
 from .common import command, emit_json, kb_option, open_kb
 
 ANALYSIS_FORMATS = click.Choice(["text", "json", "csv", "markdown"])
@@ -291,6 +292,10 @@ def compare(
         from ..analysis.comparability import split
 
         a, b = (kb.get(x) for x in why)
+        for r in (a, b):
+            if r.type != "benchmark":
+                article = "an" if r.type[:1] in "aeiou" else "a"
+                raise UsageError(f"--why takes two benchmark ids: {r.id} is {article} {r.type}, not a benchmark")
         res = split(a.id, a.data, b.id, b.data, varied)
         if fmt == "json":
             emit_json(res.to_dict())
