@@ -12,7 +12,8 @@ import pytest
 
 import inferkb
 from analysis_helpers import bench, make_kb
-from inferkb.analysis.compare import close_values, compare
+from inferkb.analysis.compare import compare
+from inferkb.query_expr import close_values
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..arms import arm_deltas
 from ..hardware import normalise
+from ..query_expr import close_values
 from .common import AnalysisError, is_number, lookup, mlperf_division, mlperf_round, per_accelerator, rate_label, token_basis
 from .comparability import CONDITION_NAMES, check_vary, conditions_of, key_id
 
@@ -300,18 +301,6 @@ def metrics_of_selection(kb: KB, **filters: Any) -> dict[str, int]:
 
 # The exact-match filters of :func:`select` whose values form a closed vocabulary, with the record field each reads.
 EXACT_FILTERS = {"scenario": "scenario", "origin": "origin"}
-
-
-def close_values(asked: str, values: Iterable[str], limit: int = 3) -> list[str]:
-    """The ``values`` close to ``asked``: those it is a prefix or part of (``mlperf`` -> ``mlperf-inference``), then difflib's
-    near matches (ratio >= 0.6: ``ofline`` -> ``offline``); at most ``limit``, in that order."""
-    import difflib
-
-    pool = sorted({v for v in values if v != asked})
-    low = asked.lower()
-    near = [v for v in pool if low and low in v.lower()]
-    near += [v for v in difflib.get_close_matches(asked, pool, n=limit, cutoff=0.6) if v not in near]
-    return near[:limit]
 
 
 def values_of_selection(kb: KB, name: str, **filters: Any) -> dict[str, int]:
