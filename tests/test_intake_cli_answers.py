@@ -9,13 +9,14 @@ import sys
 
 import pytest
 
-from conftest import harness_file
+from conftest import CORPUS, harness_file
 from inferkb.errors import UsageError
 from inferkb.intake import IntakeOptions
 
 SERVE = "vllm/serve_llama33-70b_tp8_qps-inf_v0.8-era.json"
 TRTLLM = "trtllm-bench/throughput_log_v0.16.0_llama31-70b_tp8_isl128_osl128.txt"
 H100 = ("--hardware-raw", "NVIDIA H100 80GB HBM3")
+MLPERF_V61 = CORPUS / "mlperf" / "inference_results_v6.1" / "summary.csv"
 
 
 def run(*args):
@@ -62,3 +63,25 @@ def test_layout_needing_more_devices_than_count_is_refused(opts, named):
 )
 def test_layout_that_fits_the_count_or_lacks_one_side_is_accepted(opts):
     IntakeOptions(**opts)
+
+
+def test_text_dry_run_lists_each_record_on_one_line_not_its_json():
+    proc = run("intake", "trtllm-bench", harness_file(TRTLLM), *H100, "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert not any(ln.lstrip().startswith(("{", '"')) for ln in lines), proc.stdout[:500]
+    [bench] = [ln for ln in lines if ln.startswith("benchmarks/trtllm-bench-")]
+    assert bench.endswith("  output_tok_s = 14,389.8 tok/s")
+    assert lines[-2] == "trtllm-bench: built 1 benchmark + 1 source; wrote nothing (dry run)"
+
+
+def test_text_dry_run_of_a_large_table_prints_the_summary_and_lists_records_only_when_asked():
+    table = MLPERF_V61
+    if not table.is_file():
+        pytest.skip(f"MLPerf v6.1 summary.csv not found at {table}")
+    proc = run("intake", "mlperf", table, "--dry-run")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert len(proc.stdout.splitlines()) < 15, proc.stdout[:2000]
+    assert "408 records not listed (--show-records lists them, --format json prints them whole)" in proc.stdout
+    listed = run("intake", "mlperf", table, "--dry-run", "--show-records").stdout.splitlines()
+    assert sum(ln.startswith("benchmarks/mlperf-v6-1-") for ln in listed) == 408

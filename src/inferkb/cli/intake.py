@@ -67,6 +67,20 @@ def _agreement(kb, key_of: dict, existing: list[str]):
     return agreement(pairs)
 
 
+# A text dry run lists its records one a line up to this many without --show-records.
+LISTED = 20
+
+
+def _record_line(rec: dict, dirs: dict[str, str]) -> str:
+    """One record of a dry run on one line: ``dir/id``, then ``metric = value unit`` of a benchmark or the name."""
+    key = f"{dirs.get(rec.get('type'), rec.get('type'))}/{rec.get('id')}"
+    if rec.get("type") == "benchmark" and rec.get("metric") is not None:
+        value = rec.get("value")
+        shown = f"{value:,.6g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+        return f"{key}  {rec['metric']} = {shown} {rec.get('unit') or ''}".rstrip()
+    return f"{key}  {rec.get('name') or ''}".rstrip()
+
+
 @command()
 @click.argument("fmt_name", metavar="FORMAT", required=False)
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
@@ -98,9 +112,16 @@ def _agreement(kb, key_of: dict, existing: list[str]):
 @click.option(
     "--dry-run",
     is_flag=True,
-    help="Print the records and run the write's validation (same findings, same exit code); write nothing. "
+    help="List the records (one line each in text, whole in --format json) and run the write's validation (same findings, "
+    "same exit code); write nothing. "
     "Records that exist with different content are listed, not refused, and every number they share with the "
     "stored records is compared (equal / differ, and the numbers only one side has).",
+)
+@click.option(
+    "--show-records",
+    is_flag=True,
+    help=f"Text dry run: list every record on one line (default: only when there are at most {LISTED} of them; "
+    "--format json prints them whole).",
 )
 @click.option("--update", is_flag=True, help="Replace existing records (shows the diff).")
 @click.option("--list", "--list-formats", "list_only", is_flag=True, help="List the formats and exit (same as FORMAT 'list').")
@@ -135,6 +156,7 @@ def intake(
     name,
     env_path,
     dry_run,
+    show_records,
     update,
     list_only,
     fmt,
@@ -246,9 +268,13 @@ def intake(
             }
         )
         sys.exit(1 if fails(result.findings, fail_on) else 0)
-    if dry_run:
-        for rec in result.records:
-            click.echo(clean(json.dumps(rec, indent=2, ensure_ascii=False), keep_newlines=True))
+    if dry_run:  # one line per record when they fit a screen; the records themselves are in --format json
+        if show_records or len(result.records) <= LISTED:
+            dirs = {name: spec.dir for name, spec in kb.profile.types.items()}
+            for rec in result.records:
+                click.echo(clean(_record_line(rec, dirs)))
+        else:
+            click.echo(f"{len(result.records):,} records not listed (--show-records lists them, --format json prints them whole)")
     from ..arms import delta_lines
 
     for rec in result.records:
