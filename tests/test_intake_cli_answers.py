@@ -85,3 +85,30 @@ def test_text_dry_run_of_a_large_table_prints_the_summary_and_lists_records_only
     assert "408 records not listed (--show-records lists them, --format json prints them whole)" in proc.stdout
     listed = run("intake", "mlperf", table, "--dry-run", "--show-records").stdout.splitlines()
     assert sum(ln.startswith("benchmarks/mlperf-v6-1-") for ln in listed) == 408
+
+
+def test_dry_run_says_a_model_string_resolves_to_no_model_record():
+    proc = run("intake", "trtllm-bench", harness_file(TRTLLM), *H100, "--dry-run")
+    assert (
+        "model_id: 'meta-llama/Llama-3.1-70B-Instruct' matches no model id, name or alias of this KB: model_id stays null (1 record)"
+        in proc.stdout.splitlines()
+    )
+    doc = json.loads(run("intake", "trtllm-bench", harness_file(TRTLLM), *H100, "--dry-run", "--format", "json").stdout)
+    assert doc["model_ids"] == [] and len(doc["model_ids_unresolved"]) == 1
+
+
+def test_dry_run_says_which_model_record_a_string_resolved_to():
+    proc = run("intake", "vllm-serve", harness_file(SERVE), *H100, "--count", 8, "--dry-run")
+    assert "model_id: 'meta-llama/Llama-3.3-70B-Instruct' -> llama-3-3-70b (1 record, set by the model resolver)" in proc.stdout
+
+
+def test_link_models_reports_each_unknown_model_string_once_with_its_record_count():
+    import inferkb
+    from inferkb.intake.base import link_models
+
+    records = [{"type": "benchmark", "id": f"r{i}", "model": "acme/NoSuchModel-9B"} for i in range(3)]
+    records.append({"type": "benchmark", "id": "gap", "model": "acme/Other", "condition_gaps": {"model": {"reason": "open"}}})
+    unlinked: list[str] = []
+    assert link_models(inferkb.open(), records, unlinked) == []
+    assert unlinked == ["'acme/NoSuchModel-9B' matches no model id, name or alias of this KB: model_id stays null (3 records)"]
+    assert all(r.get("model_id") is None for r in records)

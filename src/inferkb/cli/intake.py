@@ -81,6 +81,20 @@ def _record_line(rec: dict, dirs: dict[str, str]) -> str:
     return f"{key}  {rec.get('name') or ''}".rstrip()
 
 
+def _model_id_lines(records: list[dict], preset: set[int]) -> list[str]:
+    """One line per (model string, model_id) pair of the benchmark records: which model record each string resolved to,
+    how many records, and whether the importer set it (``preset``: ``id()`` of those records) or the model resolver."""
+    from collections import Counter
+
+    pairs: Counter = Counter()
+    for rec in records:
+        if rec.get("type") == "benchmark" and rec.get("model_id") and isinstance(rec.get("model"), str):
+            pairs[(rec["model"], rec["model_id"], "the importer" if id(rec) in preset else "the model resolver")] += 1
+    return [
+        f"model_id: {model!r} -> {mid} ({n} record{'s' if n != 1 else ''}, set by {by})" for (model, mid, by), n in sorted(pairs.items())
+    ]
+
+
 @command()
 @click.argument("fmt_name", metavar="FORMAT", required=False)
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
@@ -226,7 +240,9 @@ def intake(
     )
     kb = open_kb(kb_path, write=not dry_run)
     result = importer.parse(list(files), options, kb)
-    linked = link_models(kb, result.records)
+    unlinked: list[str] = []
+    preset = {id(r) for r in result.records if r.get("model_id")}
+    linked = link_models(kb, result.records, unlinked)
     written: list[str] = []
     unchanged: list[str] = []
     existing: list[str] = []
@@ -260,6 +276,7 @@ def intake(
                 "written_by_type": wrote,
                 "written_paths": [paths.get(k) for k in written],
                 "model_ids": linked,
+                "model_ids_unresolved": unlinked,
                 "unchanged": unchanged,
                 "exists_different": existing,
                 "exists_different_agreement": agree.to_dict() if agree else None,
@@ -283,7 +300,9 @@ def intake(
                 click.echo(clean(f"{rec['id']}: {line}"))
     for f in result.findings:
         click.echo(clean(f"{f.path or f.record or '-'}: {f.code} {f.rule}: {f.message}"), err=True)
-    for note in linked:
+    for line in _model_id_lines(result.records, preset):
+        click.echo(clean(line))
+    for note in unlinked:
         click.echo(clean(f"model_id: {note}"))
     for key in written:
         click.echo(clean(f"wrote {key}  {paths.get(key, '')}"))
