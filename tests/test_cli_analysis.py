@@ -51,6 +51,15 @@ def test_compare_why_lists_the_splitting_conditions(tmp_path):
     assert "differs  engine: 'vllm' vs 'sglang'" in proc.stdout and "missing  warmup: not stated by the second" in proc.stdout
 
 
+def test_compare_why_refuses_an_id_that_is_not_a_benchmark(tmp_path):
+    root = make_kb(tmp_path, [bench("a", 1.0)])
+    for pair in (("acc", "a"), ("a", "m70")):
+        proc = run("compare", "--kb", root, "--why", *pair)
+        assert proc.returncode == 2 and proc.stdout == ""
+    assert "acc is an accelerator, not a benchmark" in run("compare", "--kb", root, "--why", "acc", "a").stderr
+    assert "m70 is a model, not a benchmark" in run("compare", "--kb", root, "--why", "a", "m70").stderr
+
+
 def test_compare_text_names_the_version_spellings_a_class_merged(tmp_path):
     cond = {"input_tokens": 1024, "output_tokens": 1024, "concurrency": 64, "warmup": 10}
     root = make_kb(

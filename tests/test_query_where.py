@@ -128,3 +128,50 @@ def test_condition_objects_and_words_combine(tmp_path):
     )
     rows = query.where(str(tmp_path), Condition.make("value", ">", "1"), "value < 10")
     assert [r["key"] for r in rows] == ["benchmarks/a"]
+
+
+@pytest.fixture
+def typo_kb(tmp_path):
+    records = {
+        "a": {"model_id": "llama-2-70b", "scenario": "offline"},
+        "b": {"model_id": "llama-2-70b", "scenario": "offline"},
+        "c": {"model_id": "llama-2-70b", "scenario": "server"},
+        "d": {"model_id": "gpt-oss-120b", "scenario": "interactive"},
+    }
+    write_kb(tmp_path, {f"data/benchmarks/{k}.json": rec("benchmark", k, **v) for k, v in records.items()})
+    return str(tmp_path)
+
+
+def test_a_misspelt_value_that_matches_nothing_gets_a_did_you_mean_and_the_values_there_are(typo_kb):
+    rows = query.where(typo_kb, "model_id = lama-2-70b")
+    assert list(rows) == []
+    assert rows.notes == [
+        "no record has model_id = lama-2-70b (did you mean llama-2-70b?); records have model_id: llama-2-70b 3, gpt-oss-120b 1"
+    ]
+
+
+def test_the_values_listed_are_those_of_the_records_the_other_conditions_match(typo_kb):
+    rows = query.where(typo_kb, "model_id = llama-2-70b", "scenario in ofline,interactive")
+    assert (
+        "no record where model_id = llama-2-70b has scenario in ofline,interactive (did you mean offline?); "
+        "those records have scenario: offline 2, server 1"
+    ) in rows.notes
+    # 'interactive' exists (on d), so the model condition is named too, against the one record the scenarios match
+    assert (
+        "no record where scenario in ofline,interactive has model_id = llama-2-70b; those records have model_id: gpt-oss-120b 1"
+        in rows.notes
+    )
+
+
+def test_a_right_value_beside_a_typo_is_not_blamed_and_a_match_has_no_note(typo_kb):
+    rows = query.where(typo_kb, "model_id = llama-2-70b", "scenario = ofline")
+    assert len(rows.notes) == 1 and "has scenario = ofline" in rows.notes[0]
+    assert query.where(typo_kb, "model_id = llama-2-70b").notes == []
+    assert query.where(typo_kb, "model_id = lama-2-70b", "scenario = ofline").notes[1].startswith("no record where model_id")
+
+
+def test_cli_says_it_on_stderr_and_keeps_stdout_rows_only(typo_kb):
+    for fmt in ("json", "csv"):
+        proc = cli("where", "model_id = lama-2-70b", "--kb", typo_kb, "--format", fmt)
+        assert proc.returncode == 0 and "did you mean llama-2-70b?" in proc.stderr and "did you mean" not in proc.stdout
+    assert json.loads(cli("where", "model_id = lama-2-70b", "--kb", typo_kb, "--format", "json").stdout) == []

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .profile import ANY_TYPE
-from .query_expr import Condition, parse_conditions
+from .query_expr import Condition, _walk, close_values, parse_conditions
 from .query_index import Catalog, fts_query
 from .query_table import Deferred, Hit, Rows, parse_fields, parse_sort, tabulate
 from .schemas import schema_doc
@@ -215,7 +215,43 @@ def where(
             scope = f"{rtype} record" if rtype else "record"
             raise UsageError(f"no {scope} has a field {cond.field!r}; check the spelling (`inferkb show ID` shows a record's fields)")
     default = ["name"] + [c.field for c in conds if c.field not in ("name", "key")]
-    return _shape(cat, rtype, hits, list(dict.fromkeys(default)), fields, sort, limit, first_per)
+    rows = _shape(cat, rtype, hits, list(dict.fromkeys(default)), fields, sort, limit, first_per)
+    if not hits:
+        rows.notes.extend(_absent_value_notes(cat, rtype, conds))
+    return rows
+
+
+def _absent_value_notes(cat: Catalog, rtype: str | None, conds: list[Condition], shown: int = 10) -> list[str]:
+    """For a where that matched nothing: one note per ``=``/``in`` condition whose value(s) no record matching the other
+    conditions has, naming the values those records have (with counts, the ``shown`` most common) and the values of
+    the field close to the one asked (``lama-2-70b`` -> ``llama-2-70b``). When the other conditions match nothing
+    either, a condition is named only if its value is nowhere in the field (a right value beside a typo is not blamed)."""
+    notes = []
+    for i, cond in enumerate(conds):
+        if cond.op not in ("=", "in"):
+            continue
+        others = conds[:i] + conds[i + 1 :]
+        rest: Counter[str] = Counter()
+        everywhere: set[str] = set()
+        for _, _, _, data in cat.rows(rtype, _needles(Condition(cond.field, "!=", "x"))[:1]):
+            values = {v for v in _walk(data, cond.parts) if isinstance(v, str)}
+            everywhere |= values
+            if values and all(c.test(data)[0] for c in others):
+                rest.update(values)
+        asked = set(cond.values)
+        if asked & set(rest) or (not rest and asked & everywhere) or not everywhere:
+            continue
+        scope = f"{rtype} record" if rtype else "record"
+        where = f" where {' and '.join(map(str, others))}" if others else ""
+        note = f"no {scope}{where} has {cond}"
+        near = [v for a in cond.values for v in close_values(a, everywhere)]
+        note += f" (did you mean {' or '.join(dict.fromkeys(near))}?)" if near else ""
+        if rest:
+            top = ", ".join(f"{v} {n:,}" for v, n in sorted(rest.items(), key=lambda kv: (-kv[1], kv[0]))[:shown])
+            more = f" and {len(rest) - shown:,} more" if len(rest) > shown else ""
+            note += f"; {'those records' if others else 'records'} have {cond.field}: {top}{more}"
+        notes.append(note)
+    return notes
 
 
 def _field_exists(cat: Catalog, rtype: str | None, field: str) -> bool:

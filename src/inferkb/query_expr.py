@@ -27,7 +27,7 @@ same), ``is not null`` (``!= null``) the opposite.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -362,3 +362,15 @@ def field_values(data: dict[str, Any], field: str) -> Any:
         else:
             return MISSING
     return value
+
+
+def close_values(asked: str, values: Iterable[str], limit: int = 3) -> list[str]:
+    """The ``values`` close to ``asked``: those it is a prefix or part of (``mlperf`` -> ``mlperf-inference``), then difflib's
+    near matches (ratio >= 0.6: ``ofline`` -> ``offline``); at most ``limit``, in that order."""
+    import difflib
+
+    pool = sorted({v for v in values if v != asked})
+    low = asked.lower()
+    near = [v for v in pool if low and low in v.lower()]
+    near += [v for v in difflib.get_close_matches(asked, pool, n=limit, cutoff=0.6) if v not in near]
+    return near[:limit]

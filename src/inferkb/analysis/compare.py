@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..arms import arm_deltas
 from ..hardware import normalise
+from ..query_expr import close_values
 from .common import AnalysisError, is_number, lookup, mlperf_division, mlperf_round, per_accelerator, rate_label, token_basis
 from .comparability import CONDITION_NAMES, check_vary, conditions_of, key_id
 
@@ -120,6 +121,12 @@ class CompareResult:
     when a metric filter selected nothing, ``{metric: records}`` of the
     records the other filters select (most first; ``{}`` when they select
     none either, and when no metric was asked or something was selected).
+    ``values_without_filter``: when nothing was selected, for each exact-match
+    filter (``scenario``, ``origin``) whose value none of the records the other
+    filters select has, ``{filter: {value: records}}`` of the values they do
+    have (most first), and ``did_you_mean`` ``{filter: [values]}``: the KB's
+    values of that field close to the one asked (a typo such as ``ofline``, a
+    prefix such as ``mlperf``).
     """
 
     filters: dict[str, Any]
@@ -131,6 +138,8 @@ class CompareResult:
     split_by: dict[str, int]
     selected: int
     metrics_without_filter: dict[str, int] = field(default_factory=dict)
+    values_without_filter: dict[str, dict[str, int]] = field(default_factory=dict)
+    did_you_mean: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def metric_absent(self) -> bool:
@@ -290,6 +299,36 @@ def metrics_of_selection(kb: KB, **filters: Any) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+# The exact-match filters of :func:`select` whose values form a closed vocabulary, with the record field each reads.
+EXACT_FILTERS = {"scenario": "scenario", "origin": "origin"}
+
+
+def values_of_selection(kb: KB, name: str, **filters: Any) -> dict[str, int]:
+    """``{value: records}`` of field ``name`` over the benchmarks :func:`select` picks with ``filters``, most first, then
+    by value; a record without the field counts as ``"(none)"``. Raises what :func:`select` raises."""
+    counts = Counter(str(r.data.get(name) or "(none)") for r in select(kb, **filters)[0])
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _absent_values(kb: KB, asked: dict[str, Any]) -> tuple[dict[str, dict[str, int]], dict[str, list[str]]]:
+    """For an empty selection: per exact-match filter whose value the rest of the selection lacks, the values it has, and
+    the KB's values close to the one asked (see :class:`CompareResult`). When the rest selects nothing either, a filter
+    is named only if its value is in no benchmark at all (so a right value beside a typo is not blamed)."""
+    have: dict[str, dict[str, int]] = {}
+    near: dict[str, list[str]] = {}
+    for name, fld in EXACT_FILTERS.items():
+        value = asked.get(name)
+        if not value:
+            continue
+        values = values_of_selection(kb, fld, **{k: v for k, v in asked.items() if k != name})
+        everywhere = {str(r.data.get(fld)) for r in kb.by_type("benchmark") if r.data.get(fld)}
+        if value in values or (not values and value in everywhere):
+            continue  # the value exists where the rest selects, or the rest selects nothing: another filter emptied it
+        have[name] = values
+        near[name] = close_values(value, everywhere)
+    return have, near
+
+
 def compare(
     kb: KB,
     *,
@@ -319,11 +358,15 @@ def compare(
     except ValueError as exc:
         raise AnalysisError(str(exc)) from None
     without_metric: dict[str, int] = {}
+    absent_values: dict[str, dict[str, int]] = {}
+    near_values: dict[str, list[str]] = {}
     if records is None:
         others = dict(model=model, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin, base_model=base_model)
         records, filters = select(kb, metric=metric, **others)
         if metric and not records:
             without_metric = metrics_of_selection(kb, **others)
+        if not records:
+            absent_values, near_values = _absent_values(kb, dict(others, metric=metric))
     else:
         filters = {"records": len(records)}
     groups: dict[tuple, list[tuple[Record, Any, float]]] = {}
@@ -376,7 +419,17 @@ def compare(
             if len(distinct) > 1:
                 split_by[name] = len(distinct)
     return CompareResult(
-        filters, list(varied), per_accelerator_basis, list(CONDITION_NAMES), classes, not_comparable, split_by, len(records), without_metric
+        filters,
+        list(varied),
+        per_accelerator_basis,
+        list(CONDITION_NAMES),
+        classes,
+        not_comparable,
+        split_by,
+        len(records),
+        without_metric,
+        absent_values,
+        near_values,
     )
 
 

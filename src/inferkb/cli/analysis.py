@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from ..errors import UsageError
 from .common import command, emit_json, kb_option, open_kb
 
 ANALYSIS_FORMATS = click.Choice(["text", "json", "csv", "markdown"])
@@ -146,6 +147,20 @@ def _metric_absent_text(result) -> str:
     return f"no benchmark is selected by {rest} with any metric"
 
 
+def _values_absent_lines(result) -> list[str]:
+    """One line per exact-match filter (scenario, origin) whose value the rest of the selection lacks: did you mean, and
+    the values the rest has, with counts (``CompareResult.values_without_filter``)."""
+    lines = []
+    for name, values in result.values_without_filter.items():
+        rest = _filters_text({k: v for k, v in result.filters.items() if k != name})
+        near = result.did_you_mean.get(name)
+        line = f"no benchmark selected by {rest} has {name} {result.filters[name]}"
+        line += f" (did you mean {' or '.join(near)}?)" if near else ""
+        have = ", ".join(f"{v} {n:,}" for v, n in values.items())
+        lines.append(line + (f"; the {name} values they have: {have}" if have else "; they select no benchmark either"))
+    return lines
+
+
 def _print_compare(result, show_all: bool) -> None:
     console = _Echo()
     console.print(
@@ -155,6 +170,8 @@ def _print_compare(result, show_all: bool) -> None:
     )
     if result.metric_absent:
         console.print(_metric_absent_text(result))
+    for line in _values_absent_lines(result):
+        console.print(line)
     if result.split_by:
         console.print("classes are split by: " + ", ".join(f"{k} ({v} values)" for k, v in result.split_by.items()))
     limit = None if show_all else 10
@@ -291,6 +308,10 @@ def compare(
         from ..analysis.comparability import split
 
         a, b = (kb.get(x) for x in why)
+        for r in (a, b):
+            if r.type != "benchmark":
+                article = "an" if r.type[:1] in "aeiou" else "a"
+                raise UsageError(f"--why takes two benchmark ids: {r.id} is {article} {r.type}, not a benchmark")
         res = split(a.id, a.data, b.id, b.data, varied)
         if fmt == "json":
             emit_json(res.to_dict())
@@ -438,10 +459,12 @@ def compare(
         emit_json(res.to_dict())
     elif fmt in ("csv", "markdown"):
         _emit_rows(_compare_rows(res), fmt)
-        if res.metric_absent:
-            from ..textsafe import clean
+        from ..textsafe import clean
 
+        if res.metric_absent:
             click.echo(clean(_metric_absent_text(res)), err=True)  # stdout holds the (empty) table only
+        for line in _values_absent_lines(res):
+            click.echo(clean(line), err=True)
     else:
         _print_compare(res, show_all)
         if plot_path:

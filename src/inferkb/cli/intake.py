@@ -67,6 +67,34 @@ def _agreement(kb, key_of: dict, existing: list[str]):
     return agreement(pairs)
 
 
+# A text dry run lists its records one a line up to this many without --show-records.
+LISTED = 20
+
+
+def _record_line(rec: dict, dirs: dict[str, str]) -> str:
+    """One record of a dry run on one line: ``dir/id``, then ``metric = value unit`` of a benchmark or the name."""
+    key = f"{dirs.get(rec.get('type'), rec.get('type'))}/{rec.get('id')}"
+    if rec.get("type") == "benchmark" and rec.get("metric") is not None:
+        value = rec.get("value")
+        shown = f"{value:,.6g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+        return f"{key}  {rec['metric']} = {shown} {rec.get('unit') or ''}".rstrip()
+    return f"{key}  {rec.get('name') or ''}".rstrip()
+
+
+def _model_id_lines(records: list[dict], preset: set[int]) -> list[str]:
+    """One line per (model string, model_id) pair of the benchmark records: which model record each string resolved to,
+    how many records, and whether the importer set it (``preset``: ``id()`` of those records) or the model resolver."""
+    from collections import Counter
+
+    pairs: Counter = Counter()
+    for rec in records:
+        if rec.get("type") == "benchmark" and rec.get("model_id") and isinstance(rec.get("model"), str):
+            pairs[(rec["model"], rec["model_id"], "the importer" if id(rec) in preset else "the model resolver")] += 1
+    return [
+        f"model_id: {model!r} -> {mid} ({n} record{'s' if n != 1 else ''}, set by {by})" for (model, mid, by), n in sorted(pairs.items())
+    ]
+
+
 @command()
 @click.argument("fmt_name", metavar="FORMAT", required=False)
 @click.argument("files", nargs=-1, type=click.Path(path_type=Path))
@@ -98,9 +126,16 @@ def _agreement(kb, key_of: dict, existing: list[str]):
 @click.option(
     "--dry-run",
     is_flag=True,
-    help="Print the records and run the write's validation (same findings, same exit code); write nothing. "
+    help="List the records (one line each in text, whole in --format json) and run the write's validation (same findings, "
+    "same exit code); write nothing. "
     "Records that exist with different content are listed, not refused, and every number they share with the "
     "stored records is compared (equal / differ, and the numbers only one side has).",
+)
+@click.option(
+    "--show-records",
+    is_flag=True,
+    help=f"Text dry run: list every record on one line (default: only when there are at most {LISTED} of them; "
+    "--format json prints them whole).",
 )
 @click.option("--update", is_flag=True, help="Replace existing records (shows the diff).")
 @click.option("--list", "--list-formats", "list_only", is_flag=True, help="List the formats and exit (same as FORMAT 'list').")
@@ -135,6 +170,7 @@ def intake(
     name,
     env_path,
     dry_run,
+    show_records,
     update,
     list_only,
     fmt,
@@ -204,7 +240,9 @@ def intake(
     )
     kb = open_kb(kb_path, write=not dry_run)
     result = importer.parse(list(files), options, kb)
-    linked = link_models(kb, result.records)
+    unlinked: list[str] = []
+    preset = {id(r) for r in result.records if r.get("model_id")}
+    linked = link_models(kb, result.records, unlinked)
     written: list[str] = []
     unchanged: list[str] = []
     existing: list[str] = []
@@ -238,6 +276,7 @@ def intake(
                 "written_by_type": wrote,
                 "written_paths": [paths.get(k) for k in written],
                 "model_ids": linked,
+                "model_ids_unresolved": unlinked,
                 "unchanged": unchanged,
                 "exists_different": existing,
                 "exists_different_agreement": agree.to_dict() if agree else None,
@@ -246,9 +285,13 @@ def intake(
             }
         )
         sys.exit(1 if fails(result.findings, fail_on) else 0)
-    if dry_run:
-        for rec in result.records:
-            click.echo(clean(json.dumps(rec, indent=2, ensure_ascii=False), keep_newlines=True))
+    if dry_run:  # one line per record when they fit a screen; the records themselves are in --format json
+        if show_records or len(result.records) <= LISTED:
+            dirs = {name: spec.dir for name, spec in kb.profile.types.items()}
+            for rec in result.records:
+                click.echo(clean(_record_line(rec, dirs)))
+        else:
+            click.echo(f"{len(result.records):,} records not listed (--show-records lists them, --format json prints them whole)")
     from ..arms import delta_lines
 
     for rec in result.records:
@@ -257,7 +300,9 @@ def intake(
                 click.echo(clean(f"{rec['id']}: {line}"))
     for f in result.findings:
         click.echo(clean(f"{f.path or f.record or '-'}: {f.code} {f.rule}: {f.message}"), err=True)
-    for note in linked:
+    for line in _model_id_lines(result.records, preset):
+        click.echo(clean(line))
+    for note in unlinked:
         click.echo(clean(f"model_id: {note}"))
     for key in written:
         click.echo(clean(f"wrote {key}  {paths.get(key, '')}"))

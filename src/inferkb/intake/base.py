@@ -64,6 +64,22 @@ class IntakeOptions:
     baseline: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        """Refuse a stated parallel layout that needs more devices than the stated count.
+
+        TP x PP x DP (expert parallelism shards inside those devices and adds none; the
+        same layout the ``device-count`` audit checks) above ``count`` is impossible.
+        Raises UsageError naming the options; checked only when ``count`` and TP or PP are given.
+        """
+        if self.count is None or (self.tensor_parallel is None and self.pipeline_parallel is None):
+            return
+        factors = [("--tp", self.tensor_parallel), ("--pp", self.pipeline_parallel), ("--dp", self.data_parallel)]
+        stated = [(flag, n) for flag, n in factors if n is not None]
+        needed = math.prod(n for _, n in stated)
+        if needed > self.count:
+            layout = " x ".join(f"{flag} {n}" for flag, n in stated)
+            raise UsageError(f"{layout} needs {needed} accelerators, more than --count {self.count}: the layout is impossible")
+
 
 @dataclass
 class IntakeResult:
@@ -227,16 +243,19 @@ def resolve_accelerator(kb: KB, options: IntakeOptions, raw_from_file: str | Non
     return [], [], raw, notes
 
 
-def link_models(kb: KB, records: list[dict[str, Any]]) -> list[str]:
+def link_models(kb: KB, records: list[dict[str, Any]], unlinked: list[str] | None = None) -> list[str]:
     """Fill ``model_id`` (in place) of benchmark records whose ``model`` names exactly one model record, through the
     resolver (an exact or normalised id, name or alias, e.g. ``meta-llama/Llama-2-70b-hf``); returns one note per id set.
 
     A record that already has a ``model_id``, or states a reasoned model gap (``condition_gaps.model``, e.g. MLPerf's
-    open division where the model may be modified), is left alone; an ambiguous or unknown name stays null.
+    open division where the model may be modified), is left alone; an ambiguous or unknown name stays null, and
+    ``unlinked`` (when given) receives one note per such model string: how many records carry it and what the resolver
+    found (``'meta-llama/X' matches no model id, name or alias of this KB``, or the candidates of an ambiguous name).
     """
     from ..resolve import resolve
 
     notes = []
+    missed: dict[str, tuple[Any, int]] = {}
     for rec in records:
         model = rec.get("model")
         if rec.get("type") != "benchmark" or rec.get("model_id") or not isinstance(model, str) or not model.strip():
@@ -247,6 +266,12 @@ def link_models(kb: KB, records: list[dict[str, Any]]) -> list[str]:
         if res.resolved:
             rec["model_id"] = res.id
             notes.append(f"{rec.get('id')}: model {model!r} -> model_id {res.id} ({res.how} match)")
+        else:
+            seen = missed.get(model)
+            missed[model] = (res, (seen[1] if seen else 0) + 1)
+    if unlinked is not None:
+        for res, n in missed.values():
+            unlinked.append(f"{res.reason()}: model_id stays null ({n} record{'s' if n != 1 else ''})")
     return notes
 
 
