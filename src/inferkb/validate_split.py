@@ -15,7 +15,8 @@ serial one, finding for finding and in the same order.
 
 It applies only when the load cache is off (warm, the cache already skips the
 reading and parsing), ``fork`` is safe (Linux), :func:`inferkb.parallel.default_jobs`
-says at least 2 (``INFERKB_JOBS=1`` forces one process; the CLI asks it, the caller of :func:`validate_path` decides) and the KB has at
+says at least 2 (two CPUs idle by the 1-minute load average, or ``INFERKB_JOBS`` >= 2; ``INFERKB_JOBS=1`` forces one
+process; the CLI asks it, the caller of :func:`validate_path` decides) and the KB has at
 least :data:`SPLIT_MIN_FILES` record files. A child that dies, fails or sends
 something unreadable costs only time: the parent loads and checks that half
 itself.
