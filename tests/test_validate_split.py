@@ -7,6 +7,7 @@ with ``inferkb.open(...).validate()`` in this process.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
@@ -220,3 +221,19 @@ def test_cli_validate_splits_by_default_on_an_idle_two_cpu_machine(troubled_kb, 
 def test_cli_validate_stays_in_one_process_on_a_busy_machine(troubled_kb, monkeypatch):
     forks, _ = _cli_forks(troubled_kb, monkeypatch, 1.5)  # 2 CPUs - 1.5 busy: less than one idle CPU to spare
     assert forks == 0
+
+
+def test_the_cli_keeps_the_validated_kb_to_the_process_end(troubled_kb, monkeypatch):
+    """Run as the process's entry point, ``validate`` hands its KB to ``keep_to_exit`` (exit without freeing it)."""
+    from inferkb.cli import common
+
+    monkeypatch.setattr(common.process, "owned", True)
+    monkeypatch.setattr(common, "_KEPT", [])
+    try:
+        for jobs in ("1", "2"):
+            monkeypatch.setenv("INFERKB_JOBS", jobs)
+            assert CliRunner().invoke(cli, ["validate", "--kb", str(troubled_kb), "--format", "json"]).exit_code == 1
+    finally:
+        gc.unfreeze()  # the owned CLI froze this test process's objects
+    assert [type(kb).__name__ for kb in common._KEPT] == ["KB", "KB"]
+    assert all(len(kb.records) > 300 for kb in common._KEPT)

@@ -17,6 +17,7 @@ from .common import (
     ignore_option,
     jobs_option,
     kb_option,
+    keep_to_exit,
     loading,
     open_kb,
     reporter_formats,
@@ -47,9 +48,11 @@ def validate(kb_path, types, select, ignore, max_dangling_refs, fmt, fail_on) ->
 
     options = {"types": list(types) or None, "select": codes(select), "ignore": codes(ignore), "max_dangling_refs": max_dangling_refs}
     with loading():  # two idle CPUs (or INFERKB_JOBS>=2), load cache off, large KB: two processes
-        report = validate_path(kb_path, default_jobs(), **options)
-    if report is None:
-        report = open_kb(kb_path).validate(**options)
+        report = validate_path(kb_path, default_jobs(), keep=keep_to_exit, **options)
+        if report is None:
+            kb = open_kb(kb_path)
+            keep_to_exit(kb)
+            report = kb.validate(**options)
     finish(report, fmt, fail_on, title="validate", include_info=bool(select))
 
 
