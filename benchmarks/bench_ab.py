@@ -7,7 +7,8 @@ Usage::
 
 Each ``--src NAME=PATH`` is a variant run as ``PYTHONPATH=PATH python -m inferkb <cmd> --kb DIR
 --format json`` (the load cache off: ``INFERKB_NO_CACHE=1``, stdout to ``/dev/null``); ``--env
-NAME=VAR=VALUE`` adds a variant of the last ``--src`` with one more environment variable. One
+NAME=VAR=VALUE`` adds a variant of the last ``--src`` with one more environment variable
+(``--env NAME@SRC=VAR=VALUE``: of the ``--src`` named SRC). One
 untimed warm-up round, then ``--rounds`` rounds, each running every variant once in turn, so a
 change in the machine's load hits every variant alike. CPU is the child's own user + sys time
 (``os.wait4``). Prints the 1-minute load average at the start and the end, a per-variant table of
@@ -61,7 +62,11 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.env:
         name, _, assignment = spec.partition("=")
         var, _, value = assignment.partition("=")
-        variants.append((name, variants[len(srcs) - 1][1] | {var: value}))
+        name, _, of = name.partition("@")
+        src_env = dict(variants[: len(srcs)]).get(of) if of else variants[len(srcs) - 1][1]
+        if src_env is None:
+            raise SystemExit(f"--env {spec}: no --src named {of!r}")
+        variants.append((name, src_env | {var: value}))
     cmd = [sys.executable, "-m", "inferkb", args.cmd, "--kb", str(args.kb), "--format", "json", *args.extra]
     times: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in variants}
     load0 = os.getloadavg()[0]

@@ -259,3 +259,18 @@ def test_finding_json_shape_matches_design(tmp_path):
     assert set(doc["findings"][0]) >= {"code", "rule", "severity", "record", "path", "field", "message", "evidence"}
     assert doc["summary"]["by_code"] == {"KB107": 1}
     assert doc["summary"]["by_severity"]["error"] == 1
+
+
+@pytest.mark.parametrize("limit", [1000, 65536, 1 << 20])
+def test_read_capped_reads_whole_files_and_tells_an_oversized_one(tmp_path, limit):
+    from inferkb.store.loader import read_capped
+
+    for size in (0, 1, 999, 1000, 1001, 65535, 65536, 65537, 131072, 200001):
+        path = tmp_path / f"f{size}.json"
+        body = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+        path.write_bytes(body)
+        got = read_capped(str(path), limit)
+        if size <= limit:
+            assert got == body, (size, limit)
+        else:
+            assert len(got) > limit and body.startswith(got), (size, limit)

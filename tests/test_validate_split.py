@@ -7,6 +7,7 @@ with ``inferkb.open(...).validate()`` in this process.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
@@ -192,3 +193,47 @@ def test_cli_validate_json_is_the_same_with_one_job_and_two(troubled_kb, monkeyp
     assert outputs["1"][1] == 0 and outputs["2"][1] == 1
     assert outputs["1"][0] == outputs["2"][0]
     assert b'"KB014"' in outputs["2"][0]
+
+
+def _cli_forks(kb: Path, monkeypatch, load: float) -> tuple[int, bytes]:
+    """Forks made by ``inferkb validate`` with ``INFERKB_JOBS`` unset on a 2-CPU machine at 1-minute load ``load``."""
+    from inferkb import parallel
+
+    monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
+    monkeypatch.delenv("INFERKB_JOBS", raising=False)
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (load, load, load))
+    fork = validate_split._fork
+    forks = []
+    monkeypatch.setattr(validate_split, "_fork", lambda *a: forks.append(1) or fork(*a))
+    result = CliRunner().invoke(cli, ["validate", "--kb", str(kb), "--format", "json"])
+    assert result.exit_code == 1, result.output
+    return len(forks), result.stdout_bytes
+
+
+def test_cli_validate_splits_by_default_on_an_idle_two_cpu_machine(troubled_kb, monkeypatch):
+    forks, out = _cli_forks(troubled_kb, monkeypatch, 0.1)
+    assert forks == 1
+    monkeypatch.setenv("INFERKB_JOBS", "1")
+    assert CliRunner().invoke(cli, ["validate", "--kb", str(troubled_kb), "--format", "json"]).stdout_bytes == out
+
+
+def test_cli_validate_stays_in_one_process_on_a_busy_machine(troubled_kb, monkeypatch):
+    forks, _ = _cli_forks(troubled_kb, monkeypatch, 1.5)  # 2 CPUs - 1.5 busy: less than one idle CPU to spare
+    assert forks == 0
+
+
+def test_the_cli_keeps_the_validated_kb_to_the_process_end(troubled_kb, monkeypatch):
+    """Run as the process's entry point, ``validate`` hands its KB to ``keep_to_exit`` (exit without freeing it)."""
+    from inferkb.cli import common
+
+    monkeypatch.setattr(common.process, "owned", True)
+    monkeypatch.setattr(common, "_KEPT", [])
+    try:
+        for jobs in ("1", "2"):
+            monkeypatch.setenv("INFERKB_JOBS", jobs)
+            assert CliRunner().invoke(cli, ["validate", "--kb", str(troubled_kb), "--format", "json"]).exit_code == 1
+    finally:
+        gc.unfreeze()  # the owned CLI froze this test process's objects
+    assert [type(kb).__name__ for kb in common._KEPT] == ["KB", "KB"]
+    assert all(len(kb.records) > 300 for kb in common._KEPT)

@@ -15,7 +15,8 @@ serial one, finding for finding and in the same order.
 
 It applies only when the load cache is off (warm, the cache already skips the
 reading and parsing), ``fork`` is safe (Linux), :func:`inferkb.parallel.default_jobs`
-says at least 2 (``INFERKB_JOBS=1`` forces one process; the CLI asks it, the caller of :func:`validate_path` decides) and the KB has at
+says at least 2 (two CPUs idle by the 1-minute load average, or ``INFERKB_JOBS`` >= 2; ``INFERKB_JOBS=1`` forces one
+process; the CLI asks it, the caller of :func:`validate_path` decides) and the KB has at
 least :data:`SPLIT_MIN_FILES` record files. A child that dies, fails or sends
 something unreadable costs only time: the parent loads and checks that half
 itself.
@@ -28,6 +29,7 @@ import os
 import pickle
 import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from .findings import Finding
@@ -62,6 +64,7 @@ def validate_path(
     ignore: list[str] | None = None,
     max_dangling_refs: int | None = None,
     today: _dt.date | None = None,
+    keep: Callable[[KB], object] | None = None,
 ) -> Report | None:
     """Open the KB at ``path`` and validate it in two processes; ``None`` when that does not apply (then load it
     with :func:`inferkb.open` and call :meth:`~inferkb.KB.validate` as usual).
@@ -71,13 +74,16 @@ def validate_path(
     a program that runs threads, such as a notebook kernel, should not fork and passes 1 or calls ``KB.validate``).
     A KB with fewer than :data:`SPLIT_MIN_FILES` record files is loaded and validated in this process (still a
     report). Raises what :func:`inferkb.open` and :func:`inferkb.validate.validate` raise (``KBNotFound``,
-    ``KBError`` for a bad ``kb.toml``, ``UsageError`` for an unknown type).
+    ``KBError`` for a bad ``kb.toml``, ``UsageError`` for an unknown type). ``keep`` is called with the KB it
+    opened (the CLI keeps it to the process's end: :func:`inferkb.cli.common.keep_to_exit`).
     """
     if jobs < 2 or load_cache.enabled() or not can_fork():
         return None
     root, bundled = locate(path)
     kb = KB(root, load_profile(root), bundled=bundled)
     kb.use_cache = False
+    if keep is not None:
+        keep(kb)
     today = today or _dt.date.today()
     wanted = {kb.type_spec(t).name for t in types} if types else None
     with gc_paused():
@@ -92,7 +98,7 @@ def validate_path(
             kb.metrics  # noqa: B018 - read the metric registry before the fork too
             # Every other file goes to the child: the sorted list runs type by type, and types differ in cost
             # (a benchmark has the statistics rules), so contiguous halves would not be equal work.
-            theirs = set(files[1::2])
+            theirs = set(_child_share(files, CHILD_SHARE))
             mine = [i for i in range(len(items)) if i not in theirs]
             pid, read_fd = _fork(kb, items, sorted(theirs), wanted, today)
             try:
@@ -122,6 +128,11 @@ def validate_path(
         report_interrupted_writes(loaded, root, kb.profile)
         kb.install(loaded)
         return validate(kb, types=types, select=select, ignore=ignore, max_dangling_refs=max_dangling_refs, today=today, checked=checked)
+
+
+def _child_share(files: list[int], share: float) -> list[int]:
+    """About ``share`` of ``files``, spread evenly over the list (every other one at 0.5)."""
+    return [f for k, f in enumerate(files) if int((k + 1) * share) > int(k * share)]
 
 
 Tags = list[tuple[int, list[Finding], str | None]]

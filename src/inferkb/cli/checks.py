@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from ..errors import UsageError
@@ -19,6 +17,7 @@ from .common import (
     ignore_option,
     jobs_option,
     kb_option,
+    keep_to_exit,
     loading,
     open_kb,
     reporter_formats,
@@ -48,12 +47,12 @@ def validate(kb_path, types, select, ignore, max_dangling_refs, fmt, fail_on) ->
     from ..validate_split import validate_path
 
     options = {"types": list(types) or None, "select": codes(select), "ignore": codes(ignore), "max_dangling_refs": max_dangling_refs}
-    with loading():  # INFERKB_JOBS>=2, load cache off, large KB: two processes
-        # Opt-in (INFERKB_JOBS>=2) for now: on the 2-vCPU VM the child's per-file work ran ~1.7x slower than the parent's and
-        # the split was slower than one process (benchmarks/README.md, "Fourth speed pass").
-        report = validate_path(kb_path, default_jobs() if os.environ.get("INFERKB_JOBS") else 1, **options)
-    if report is None:
-        report = open_kb(kb_path).validate(**options)
+    with loading():  # two idle CPUs (or INFERKB_JOBS>=2), load cache off, large KB: two processes
+        report = validate_path(kb_path, default_jobs(), keep=keep_to_exit, **options)
+        if report is None:
+            kb = open_kb(kb_path)
+            keep_to_exit(kb)
+            report = kb.validate(**options)
     finish(report, fmt, fail_on, title="validate", include_info=bool(select))
 
 

@@ -315,15 +315,18 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 def read_capped(path: str, limit: int) -> bytes:
     """The file's bytes, but never more than ``limit + 1`` of them (so "too large" is known without loading it).
 
-    Plain ``os.open``/``os.read`` rather than ``open()``: a record is read in
-    one or two system calls, without the buffered-file object, the fstat that
-    ``open()`` makes, or a ``limit``-sized buffer per file. Raises ``OSError``.
+    Plain ``os.open``/``os.read`` rather than ``open()``: a record under 64 KiB is
+    read in one system call (a short read is the end of the file), without the
+    buffered-file object, the fstat that ``open()`` makes, or a ``limit``-sized
+    buffer per file. Raises ``OSError``.
     """
     # O_NONBLOCK: a FIFO swapped in after the directory listing opens at once and reads as empty, never hangs.
     fd = os.open(path, os.O_RDONLY | _O_BINARY | _O_NONBLOCK)
     try:
         raw = os.read(fd, _READ_CHUNK)
-        if not raw:
+        if len(raw) < _READ_CHUNK and len(raw) <= limit:
+            # A read of a regular file that returns less than asked for has reached the end of the file: asking
+            # again only to be told so is one system call per record more (about 2 us; 20,000 records: 30-45 ms CPU).
             return raw
         parts = [raw]
         total = len(raw)
