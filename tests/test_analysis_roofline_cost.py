@@ -132,12 +132,13 @@ def test_supply_price_for_other_hardware_is_refused(kb):
 
 
 def test_mla_latent_is_read_on_every_tensor_parallel_rank(kb):
-    # DeepSeek-R1 on 8 B200 (8000 GB/s), FP8 weights: 37e9 active params x 1 B.  KV at 4,096 tokens:
-    # 70,272 x 4,096 = 287,834,112 B per sequence, replicated on each of 8 ranks -> step = 37e9 + 8 x 287,834,112
-    # = 39,302,672,896 B; per request <= 8 x 8000e9 / 39,302,672,896 = 1628.39 tok/s.
+    # DeepSeek-R1 on 8 B200 (8000 GB/s), block-scaled FP8 weights: 37e9 active params x (8 + 32/16384 bits, one FP32
+    # scale per 128x128 block) / 8 = 37,009,033,203.125 B.  KV at 4,096 tokens: 70,272 x 4,096 = 287,834,112 B per
+    # sequence, replicated on each of 8 ranks -> step = 37,009,033,203.125 + 8 x 287,834,112 = 39,311,706,099.125 B;
+    # per request <= 8 x 8000e9 / 39,311,706,099.125 = 1628.01 tok/s.
     r = roofline(kb, "deepseek-r1", "nvidia-b200", count=8, fmt="fp8-block-scaled", context=4096)
-    assert r.step_bytes == 39_302_672_896
-    assert r.decode_per_request_tok_s == pytest.approx(1628.39, abs=0.01)
+    assert r.step_bytes == pytest.approx(39_311_706_099.125)
+    assert r.decode_per_request_tok_s == pytest.approx(1628.01, abs=0.01)
     assert any("mixture of experts" in a for a in r.assumptions)
 
 

@@ -28,13 +28,15 @@ UNKNOWN_FORMAT_BITS = 4
 
 
 def _weight_bits(site: SiteData, rec: Record) -> tuple[float | None, str]:
-    """(bits per weight, where it came from); ``(None, reason)`` when the record does not say."""
+    """(bits stored per weight, block scales included; where it came from); ``(None, reason)`` when the record does not say."""
+    from ..audit.plausibility import storage_bits
+
     fid = rec.data.get("format_id")
     if isinstance(fid, str):
         q = site.kb.resolve(fid, "quantization")
-        wb = q.data.get("weight_bits") if q else None
-        if isinstance(wb, (int, float)) and not isinstance(wb, bool) and wb > 0:
-            return float(wb), f"format {fid}"
+        found = storage_bits(q) if q else None
+        if found:
+            return found[0], f"format {fid} ({found[1]})"
         bpw = R.bytes_per_weight(fid)
         if bpw:
             return bpw * 8, f"format id {fid}"
