@@ -162,3 +162,20 @@ def test_every_block_scaled_format_states_its_storage_bits(kb):
         if d.get("scale_bits"):
             expected = d["weight_bits"] + (d["scale_bits"] + (d.get("zero_point_bits") or 0)) / d["weights_per_scale"]
             assert d["storage_bits_per_weight"] == pytest.approx(expected), rec.id
+
+
+def test_context_past_the_model_maximum_is_a_warning(kb):
+    # gpt-oss-120b's record: max_position_embeddings 131,072.
+    r = fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", fmt="mxfp4", context=10_000_000)
+    assert len(r.warnings) == 1 and "exceeds gpt-oss-120b's maximum of 131,072 tokens" in r.warnings[0]
+    assert fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", fmt="mxfp4", context=131_072).warnings == []
+
+
+def test_tp_that_does_not_divide_the_heads_is_a_warning(kb):
+    # gpt-oss-120b: 64 attention heads, 8 KV heads.  TP 3 divides neither; TP 16 replicates each KV head twice (allowed);
+    # TP 8 splits both evenly.
+    three = fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", count=3, fmt="mxfp4")
+    assert any("TP 3 does not divide gpt-oss-120b's 64 attention heads" in w for w in three.warnings)
+    assert any("8 KV heads (num_kv_heads)" in w for w in three.warnings)
+    assert fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", count=16, fmt="mxfp4").warnings == []
+    assert fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", count=8, fmt="mxfp4").warnings == []

@@ -220,6 +220,10 @@ def fit(model, accelerator, count, fmt_id, kv_format, context, batch, usable, kb
     if fmt == "json":
         emit_json(res.to_dict())
         return
+    for w in res.warnings:
+        # On stderr for tables, so a CSV stays parseable; in the text answer right under its first line.
+        if fmt in ("csv", "markdown"):
+            click.echo(f"warning: {w}", err=True)
     if fmt in ("csv", "markdown"):
         keys = (
             "model",
@@ -238,6 +242,8 @@ def fit(model, accelerator, count, fmt_id, kv_format, context, batch, usable, kb
         _emit_rows([{k: getattr(res, k) for k in keys}], fmt)
         return
     click.echo(f"{res.model} on {res.count}x {res.accelerator} (TP {res.tp}), batch {res.batch}, context {res.context:,}")
+    for w in res.warnings:
+        click.echo(f"warning: {w}")
     for line in res.formula:
         click.echo(f"  {line}")
     verdict = "FITS" if res.fits else "DOES NOT FIT"
