@@ -163,4 +163,19 @@ def test_roofline_cli_prints_the_memory_warning_first():
     args = ["roofline", "--model", "llama-3-3-70b", "--accelerator", "nvidia-h100-sxm", "--weights", "bf16"]
     proc = subprocess.run([sys.executable, "-m", "inferkb", *args], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[1].startswith("warning: does not fit in memory: 141.1 GB"), proc.stdout
+    assert proc.stdout.splitlines()[1].startswith(
+        "warning: does not fit in memory at context 1 (batch 1) since --context is 0: 141.1 GB"
+    ), proc.stdout
+
+
+def test_roofline_memory_line_names_its_context_and_the_model_maximum():
+    # gpt-oss-120b (116.8e9 params, MXFP4 4.25 bits -> 62.05 GB) on one H100 (72 GB usable), batch 4.
+    # Context 1: KV 4 x 36 layers x 2,048 B = 294,912 B -> 62.05 GB, fits.  At the model's maximum 131,072 tokens the
+    # batch needs 62.05 + 4 x 4.8366 = 81.40 GB: does not fit.  At --context 4,096: 4 x 36 x 2,048 x 4,096 B more = 62.65 GB.
+    bundled = inferkb.open()
+    at0 = roofline(bundled, "gpt-oss-120b", "nvidia-h100-sxm", fmt="mxfp4", batch=4)
+    assert at0.fits_in_memory is True
+    assert "at context 1 (batch 4) since --context is 0: 62.1 GB" in at0.memory_note
+    assert "at the model's maximum context 131,072: does not fit, 81.4 GB per device" in at0.memory_note
+    given = roofline(bundled, "gpt-oss-120b", "nvidia-h100-sxm", fmt="mxfp4", batch=4, context=4096)
+    assert "at context 4,096 (batch 4): 62.7 GB" in given.memory_note and "maximum" not in given.memory_note

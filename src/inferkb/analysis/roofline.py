@@ -208,17 +208,30 @@ def roofline(
 def _memory_check(
     kb: KB, mrec: Record, arec: Record, count: int, fmt: str, kv_format: str | None, context: int, batch: int
 ) -> tuple[bool | None, str]:
-    """``(fits, note)`` from :func:`fit.fit` at the same devices, format, batch and context (context 0 checked at 1 token)."""
+    """``(fits, note)`` from :func:`fit.fit` at the same devices, format, batch and context; the note names the context.
+
+    Context 0 (the ceilings without KV reads) is checked at 1 token per request, and the note adds the answer at
+    the model's maximum context (``fit``'s default), which is what a served model is sized for. ``fits`` is the
+    answer at the roofline's own context.
+    """
+    checked = max(context, 1)
     try:
-        f = fit(kb, mrec.id, arec.id, count=count, fmt=fmt, kv_format=kv_format, context=max(context, 1), batch=batch)
+        f = fit(kb, mrec.id, arec.id, count=count, fmt=fmt, kv_format=kv_format, context=checked, batch=batch)
     except AnalysisError as e:
         return None, f"memory fit not checked: {e}"
     need = (f.weights_per_device + f.kv_per_device) / 1e9
     have = f.usable_per_device / 1e9
+    where = f"at context {checked:,} (batch {batch})" + (" since --context is 0" if context == 0 else "")
     if f.fits:
-        return True, f"fits in memory: {need:,.1f} GB per device of {have:,.1f} GB usable (inferkb fit)"
+        note = f"fits in memory {where}: {need:,.1f} GB per device of {have:,.1f} GB usable (inferkb fit)"
+        max_pos = mrec.data.get("max_position_embeddings")
+        if context == 0 and isinstance(max_pos, int) and not isinstance(max_pos, bool) and max_pos > 1:
+            full = fit(kb, mrec.id, arec.id, count=count, fmt=fmt, kv_format=kv_format, context=max_pos, batch=batch)
+            at_max = (full.weights_per_device + full.kv_per_device) / 1e9
+            note += f"; at the model's maximum context {max_pos:,}: {'fits' if full.fits else 'does not fit'}, {at_max:,.1f} GB per device"
+        return True, note
     return False, (
-        f"does not fit in memory: {need:,.1f} GB per device needed (weights {f.weights_per_device / 1e9:,.1f} GB), "
+        f"does not fit in memory {where}: {need:,.1f} GB per device needed (weights {f.weights_per_device / 1e9:,.1f} GB), "
         f"{have:,.1f} GB usable on each of {count} x {arec.id}; these ceilings assume hardware that could hold the model"
     )
 

@@ -117,7 +117,13 @@ def cost(
     help="Weight format: a format id or name (bf16, fp8-e4m3, nvfp4, ...).",
 )
 @click.option("--batch", type=int, default=1, show_default=True, help="Concurrent requests in a decode step.")
-@click.option("--context", type=int, default=0, show_default=True, help="Tokens of KV cache each request reads (0: weights only).")
+@click.option(
+    "--context",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Tokens of KV cache each request reads (0: weights only). The memory line checks the same context (0 as 1 token) and, at 0, also the model's maximum context, fit's default.",
+)
 @click.option("--kv-format", help="KV-cache format (default bf16).")
 @click.option("--plot", "plot_path", metavar="PATH", help="Draw the decode ceiling against batch: .html, .svg, .png, .json.")
 @kb_option
