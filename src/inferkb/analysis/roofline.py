@@ -17,7 +17,8 @@ Measured benchmarks of the same model and accelerator are placed against the
 ceilings with *their own* device count: MBU for per-request/per-user decode
 rates (bytes per token = weights only, so the MBU is a lower bound when a KV
 cache was read too), MFU for throughput (counting the headline's tokens
-only, so also a lower bound).
+only, so also a lower bound) against the dense peak of the record's own
+weight format, the fastest datapath only when it states none (:func:`mfu_peak`).
 """
 
 from __future__ import annotations
@@ -246,6 +247,52 @@ def _measured(kb: KB, model_id: str, acc_id: str) -> list[Record]:
     ]
 
 
+# With no stated weight format the MFU peak is the narrowest datapath's (4-bit): the highest, so never too low.
+UNKNOWN_FORMAT_BITS = 4
+
+
+def stated_weight_bits(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
+    """Bits stored per weight in the format a benchmark record states, and where they came from.
+
+    ``format_id`` resolved to a quantization record (its storage bits, block scales
+    included: :func:`inferkb.audit.plausibility.storage_bits`), else a format name in
+    ``format_id``, else ``submission.weight_data_types`` (MLPerf tables). ``(None,
+    "weight format not stated")`` when the record names none.
+    """
+    from ..audit.plausibility import storage_bits
+
+    fid = data.get("format_id")
+    if isinstance(fid, str) and fid:
+        q = kb.resolve(fid, "quantization")
+        found = storage_bits(q) if q else None
+        if found:
+            return found[0], f"format {fid} ({found[1]})"
+        per_weight = calc.bytes_per_weight(fid)
+        if per_weight:
+            return per_weight * 8, f"format id {fid}"
+    sub = data.get("submission")
+    if isinstance(sub, dict) and isinstance(sub.get("weight_data_types"), str):
+        per_weight = calc.bytes_per_weight(sub["weight_data_types"])
+        if per_weight:
+            return per_weight * 8, f"submission.weight_data_types {sub['weight_data_types']!r}"
+    return None, "weight format not stated"
+
+
+def mfu_peak(kb: KB, data: dict[str, Any], flops_rows: list[dict]) -> tuple[tuple[float, str] | None, str]:
+    """The dense peak a benchmark's MFU is measured against, ``((TFLOPS, precision) | None, which peak and why)``.
+
+    The fastest datapath at least as wide as the record's stated weight format
+    (:func:`stated_weight_bits`, :func:`inferkb.roofline.peak_dense_tflops`); the
+    fastest of all (4-bit and wider) only when the record states no format. The
+    site's roofline pages and ``inferkb roofline`` both use it.
+    """
+    bits, basis = stated_weight_bits(kb, data)
+    peak = calc.peak_dense_tflops(flops_rows, bits if bits is not None else UNKNOWN_FORMAT_BITS)
+    if bits is None:
+        return peak, "fastest datapath: the record states no weight format"
+    return peak, f"peak at the record's weight format, {basis}"
+
+
 def _place(kb: KB, rec: Record, weights: float, active: float, bw: float, arec: Record) -> Placed:
     d = rec.data
     metric, value = d.get("metric"), d.get("value")
@@ -275,10 +322,9 @@ def _place(kb: KB, rec: Record, weights: float, active: float, bw: float, arec: 
             devices, basis = devices_of(d)
         if devices is None:
             return Placed(rec.id, metric, float(value), label, None, None, None, basis)
-        peak = calc.peak_dense_tflops(arec.data.get("flops") or [], 4)
+        peak, which = mfu_peak(kb, d, arec.data.get("flops") or [])
         if peak is None:
-            return Placed(rec.id, metric, float(value), label, devices, None, None, "no dense FLOPs row")
-        # The run's format is often not stated, so the fastest datapath bounds it (an upper bound on peak: MFU a lower bound).
+            return Placed(rec.id, metric, float(value), label, devices, None, None, f"no dense FLOPs row ({which})")
         util = calc.mfu(float(value), active, peak[0], devices)
         return Placed(
             rec.id,
@@ -288,6 +334,6 @@ def _place(kb: KB, rec: Record, weights: float, active: float, bw: float, arec: 
             devices,
             "MFU",
             util,
-            f"vs {peak[0]:g} TFLOPS {peak[1]} x {devices}; headline tokens only; a lower bound",
+            f"vs {peak[0]:g} TFLOPS {peak[1]} x {devices} ({which}); headline tokens only; a lower bound",
         )
     return Placed(rec.id, metric, float(value), label, None, None, None, f"metric {metric!r} is not a token rate")
