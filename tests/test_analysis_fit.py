@@ -58,14 +58,15 @@ def test_hybrid_qwen3_next_counts_only_full_attention_layers(kb):
 def test_sliding_window_gpt_oss_120b_caps_half_the_layers_at_128_tokens(kb):
     # Per layer per token: 8 KV heads x 64 x 2 x 2 B = 2,048 B.  18 full layers grow; 18 banded layers hold <= 128 tokens.
     # At 131,072 tokens: 18 x 2,048 x 131,072 + 18 x 2,048 x 128 = 4,831,838,208 + 4,718,592 = 4,836,556,800 B.
-    # MXFP4 weights 116.8e9 x 0.5 B = 58.4e9 on one H100: 72e9 - 58.4e9 = 13.6e9 free -> floor(13.6e9 / 4,836,556,800) = 2 sequences
+    # MXFP4 stores 4.25 bits per weight (4-bit E2M1 + one 8-bit E8M0 scale per 32): 116.8e9 x 0.53125 B = 62.05e9 on one H100:
+    # 72e9 - 62.05e9 = 9.95e9 free -> floor(9.95e9 / 4,836,556,800) = 2 sequences
     # (counting all 36 layers as full attention would give 9,663,676,416 B and 1 sequence).
-    # Largest context at batch 4: budget 3.4e9 per sequence; past the window (3.4e9 - 4,718,592) / (18 x 2,048) = 92,102.
+    # Largest context at batch 4: budget 2.4875e9 per sequence; past the window (2.4875e9 - 4,718,592) / (18 x 2,048) = 67,349.8.
     r = fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", fmt="mxfp4", context=131072, batch=1)
     assert r.kv_bytes_per_sequence == 4_836_556_800
     assert r.max_batch_at_context == 2
     r4 = fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", fmt="mxfp4", context=131072, batch=4)
-    assert r4.max_context_at_batch == 92_102 and r4.context_capped is False
+    assert r4.max_context_at_batch == 67_349 and r4.context_capped is False
     r1 = fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", fmt="mxfp4", context=131072, batch=1)
     assert r1.max_context_at_batch == 131_072 and r1.context_capped is True
 
@@ -132,3 +133,49 @@ def test_unknown_accelerator_suggests_near_matches(kb):
 def test_weight_format_is_required(kb):
     with pytest.raises(AnalysisError, match="weight format not given"):
         fit(kb, "llama-3-1-8b", "nvidia-h100-sxm", fmt=None)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "bits", "says"),
+    [
+        ("mxfp4", 4.25, "4.25 bits per weight: 4-bit E2M1 + 8-bit scale per 32"),
+        ("nvfp4", 4.5, "4.5 bits per weight: 4-bit E2M1 + 8-bit scale per 16"),
+    ],
+)
+def test_block_scaled_weights_count_their_scales(kb, fmt, bits, says):
+    # gpt-oss-120b: 116.8e9 params; OCP MX v1.0 puts one E8M0 scale on 32 E2M1 elements, NVFP4 one E4M3 scale on 16.
+    r = fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", fmt=fmt, batch=4)
+    assert r.bytes_per_weight == bits / 8
+    assert r.weights_total == pytest.approx(116.8e9 * bits / 8)
+    assert any(says in a for a in r.assumptions)
+
+
+def test_every_block_scaled_format_states_its_storage_bits(kb):
+    # A record whose scales sit on blocks of weights must say how many bits a weight costs with them,
+    # and the figure must equal weight_bits + (scale_bits + zero_point_bits) / weights_per_scale.
+    for rec in kb.by_type("quantization"):
+        d = rec.data
+        group = d.get("weight_group_size")
+        if not group:
+            continue
+        assert isinstance(d.get("storage_bits_per_weight"), (int, float)), rec.id
+        if d.get("scale_bits"):
+            expected = d["weight_bits"] + (d["scale_bits"] + (d.get("zero_point_bits") or 0)) / d["weights_per_scale"]
+            assert d["storage_bits_per_weight"] == pytest.approx(expected), rec.id
+
+
+def test_context_past_the_model_maximum_is_a_warning(kb):
+    # gpt-oss-120b's record: max_position_embeddings 131,072.
+    r = fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", fmt="mxfp4", context=10_000_000)
+    assert len(r.warnings) == 1 and "exceeds gpt-oss-120b's maximum of 131,072 tokens" in r.warnings[0]
+    assert fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", fmt="mxfp4", context=131_072).warnings == []
+
+
+def test_tp_that_does_not_divide_the_heads_is_a_warning(kb):
+    # gpt-oss-120b: 64 attention heads, 8 KV heads.  TP 3 divides neither; TP 16 replicates each KV head twice (allowed);
+    # TP 8 splits both evenly.
+    three = fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", count=3, fmt="mxfp4")
+    assert any("TP 3 does not divide gpt-oss-120b's 64 attention heads" in w for w in three.warnings)
+    assert any("8 KV heads (num_kv_heads)" in w for w in three.warnings)
+    assert fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", count=16, fmt="mxfp4").warnings == []
+    assert fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", count=8, fmt="mxfp4").warnings == []

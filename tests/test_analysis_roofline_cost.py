@@ -132,12 +132,13 @@ def test_supply_price_for_other_hardware_is_refused(kb):
 
 
 def test_mla_latent_is_read_on_every_tensor_parallel_rank(kb):
-    # DeepSeek-R1 on 8 B200 (8000 GB/s), FP8 weights: 37e9 active params x 1 B.  KV at 4,096 tokens:
-    # 70,272 x 4,096 = 287,834,112 B per sequence, replicated on each of 8 ranks -> step = 37e9 + 8 x 287,834,112
-    # = 39,302,672,896 B; per request <= 8 x 8000e9 / 39,302,672,896 = 1628.39 tok/s.
+    # DeepSeek-R1 on 8 B200 (8000 GB/s), block-scaled FP8 weights: 37e9 active params x (8 + 32/16384 bits, one FP32
+    # scale per 128x128 block) / 8 = 37,009,033,203.125 B.  KV at 4,096 tokens: 70,272 x 4,096 = 287,834,112 B per
+    # sequence, replicated on each of 8 ranks -> step = 37,009,033,203.125 + 8 x 287,834,112 = 39,311,706,099.125 B;
+    # per request <= 8 x 8000e9 / 39,311,706,099.125 = 1628.01 tok/s.
     r = roofline(kb, "deepseek-r1", "nvidia-b200", count=8, fmt="fp8-block-scaled", context=4096)
-    assert r.step_bytes == 39_302_672_896
-    assert r.decode_per_request_tok_s == pytest.approx(1628.39, abs=0.01)
+    assert r.step_bytes == pytest.approx(39_311_706_099.125)
+    assert r.decode_per_request_tok_s == pytest.approx(1628.01, abs=0.01)
     assert any("mixture of experts" in a for a in r.assumptions)
 
 
@@ -162,4 +163,56 @@ def test_roofline_cli_prints_the_memory_warning_first():
     args = ["roofline", "--model", "llama-3-3-70b", "--accelerator", "nvidia-h100-sxm", "--weights", "bf16"]
     proc = subprocess.run([sys.executable, "-m", "inferkb", *args], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines()[1].startswith("warning: does not fit in memory: 141.1 GB"), proc.stdout
+    assert proc.stdout.splitlines()[1].startswith(
+        "warning: does not fit in memory at context 1 (batch 1) since --context is 0: 141.1 GB"
+    ), proc.stdout
+
+
+def test_roofline_memory_line_names_its_context_and_the_model_maximum():
+    # gpt-oss-120b (116.8e9 params, MXFP4 4.25 bits -> 62.05 GB) on one H100 (72 GB usable), batch 4.
+    # Context 1: KV 4 x 36 layers x 2,048 B = 294,912 B -> 62.05 GB, fits.  At the model's maximum 131,072 tokens the
+    # batch needs 62.05 + 4 x 4.8366 = 81.40 GB: does not fit.  At --context 4,096: 4 x 36 x 2,048 x 4,096 B more = 62.65 GB.
+    bundled = inferkb.open()
+    at0 = roofline(bundled, "gpt-oss-120b", "nvidia-h100-sxm", fmt="mxfp4", batch=4)
+    assert at0.fits_in_memory is True
+    assert "at context 1 (batch 4) since --context is 0: 62.1 GB" in at0.memory_note
+    assert "at the model's maximum context 131,072: does not fit, 81.4 GB per device" in at0.memory_note
+    given = roofline(bundled, "gpt-oss-120b", "nvidia-h100-sxm", fmt="mxfp4", batch=4, context=4096)
+    assert "at context 4,096 (batch 4): 62.7 GB" in given.memory_note and "maximum" not in given.memory_note
+
+
+def test_mfu_is_against_the_peak_of_the_records_own_weight_format(kb):
+    # MLPerf v4.1 B200 Llama-2-70B Offline, FP16 weights: 11,264.4 tok/s on 1 device, 70e9 active params;
+    # the B200 record's dense bf16/fp16 peak is 2,250 TFLOPS -> 11,264.4 x 2 x 70e9 / 2,250e12 = 0.70089
+    # (the site's roofline page shows 70.1%), not 0.175 against the 9,000 TFLOPS FP4 peak.
+    rid = "mlperf-v4-1-closed-nvidia-b200-sxm-180gbx1-trt-llama2-70b-99-offline"
+    r = roofline(kb, "llama-2-70b", "nvidia-b200", count=1, fmt="fp16", batch=65, context=1024)
+    placed = next(m for m in r.measured if m.id == rid)
+    assert placed.kind == "MFU" and placed.utilisation == pytest.approx(0.70089, abs=1e-5)
+    assert "vs 2250 TFLOPS" in placed.basis and "peak at the record's weight format, format fp16" in placed.basis
+
+
+def test_mfu_falls_back_to_the_fastest_datapath_only_without_a_stated_format(tmp_path):
+    # 1,000 tok/s on 8 devices of a 70e9-parameter model: 1,000 x 140e9 = 1.4e14 FLOP/s.  Against 8 x 1,979 TFLOPS (fp8,
+    # the stated format's width) MFU = 0.0088429; with no format stated, against 8 x 3,958 TFLOPS (fp4) = 0.0044214.
+    acc = {
+        "id": "acc",
+        "type": "accelerator",
+        "name": "Acc",
+        "vram_gb": 80,
+        "memory_bandwidth_gbps": 3350,
+        "flops": [
+            {"precision": "fp8", "tflops": 1979.0, "dense": True, "basis": "derived"},
+            {"precision": "fp4", "tflops": 3958.0, "dense": True, "basis": "derived"},
+        ],
+        "status": "draft",
+        "confidence": 0.5,
+        "updated": "2026-01-01",
+        "sources": [],
+    }
+    root = make_kb(tmp_path, [acc, bench("stated", 1000.0), bench("unstated", 1000.0, format_id=None)])
+    r = roofline(inferkb.open(root), "m70", "acc", count=8, fmt="fp8-e4m3")
+    by_id = {m.id: m for m in r.measured}
+    assert by_id["stated"].utilisation == pytest.approx(0.0088429, abs=1e-7)
+    assert by_id["unstated"].utilisation == pytest.approx(0.0044214, abs=1e-7)
+    assert "fastest datapath: the record states no weight format" in by_id["unstated"].basis

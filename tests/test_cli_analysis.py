@@ -213,3 +213,13 @@ def test_sql_syntax_error_is_one_readable_line():
     assert proc.returncode == 2
     line = proc.stderr.strip()
     assert "\n" not in line and "\\n" not in line and 'syntax error at or near "SELEC"' in line and "LINE 1: SELEC x" in line
+
+
+def test_fit_warns_about_inputs_an_engine_refuses_and_exits_0():
+    base = ("fit", "--model", "gpt-oss-120b", "--accelerator", "nvidia-h100-sxm", "--weights", "mxfp4")
+    proc = run(*base, "--context", "10000000")
+    assert proc.returncode == 0
+    assert "warning: context 10,000,000 exceeds gpt-oss-120b's maximum of 131,072 tokens" in proc.stdout
+    proc = run(*base, "--count", "3", "--format", "json")
+    assert proc.returncode == 0
+    assert len(json.loads(proc.stdout)["warnings"]) == 2

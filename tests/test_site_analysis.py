@@ -293,3 +293,15 @@ def test_bundled_compare_index_lists_every_model_with_both_lenses(bundled_site):
     for g in groups:
         assert f"compare/{g.slug}.html" in hrefs and f"compare/{g.slug}--across-hardware.html" in hrefs
     assert sum(len(g.records) for g in groups) == sum(1 for _ in kb.by_type("benchmark"))
+
+
+def test_bundled_b200_roofline_page_gives_one_mfu_per_benchmark(bundled_site):
+    # MLPerf v4.1 B200 Llama-2-70B Offline (FP16 weights, 11,264.4 tok/s on one device): MFU against the B200's
+    # 2,250 TFLOPS bf16/fp16 dense peak = 11,264.4 x 2 x 70e9 / 2,250e12 = 70.09 % in both tables of the page
+    # (the analysis placement once used the 9,000 TFLOPS FP4 peak: 17.5 %).
+    out, _ = bundled_site
+    page = out / "roofline" / "nvidia-b200.html"
+    placed = [r for r in rows_in(page, "utilisation") if len(r) == 8 and r[2] == "fp16" and r[5] == "MFU"]
+    assert placed and all(r[6] == "70.09" for r in placed if r[3].startswith("11,264.4")), placed
+    assert any(r[3].startswith("11,264.4") for r in placed)
+    assert '70.1 <span class="sub">vs bf16 peak</span>' in page.read_text(encoding="utf-8")

@@ -252,6 +252,9 @@ class FitResult:
     context_capped: bool
     formula: list[str]
     assumptions: list[str] = field(default_factory=list)
+    # Inputs an engine would refuse (context past the model's maximum, a TP degree that does not divide the heads):
+    # the figures are still computed, and the CLI prints each as a ``warning:`` line.
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict of every field."""
@@ -275,6 +278,7 @@ def fit(
     ``fmt`` is the weight format (required: bytes per weight decide the
     answer); ``kv_format`` defaults to bf16 and the answer says so;
     ``context`` defaults to the model's ``max_position_embeddings``.
+    ``warnings`` names inputs an engine would refuse (see :func:`input_warnings`).
     Raises :class:`AnalysisError` for unknown ids, a missing field (named with
     its record) or non-positive counts.
     """
@@ -328,7 +332,7 @@ def fit(
     ]
     if geo.fixed_state_layers:
         assumptions.append(f"{geo.fixed_state_layers} layers keep a fixed-size state (linear attention/SSM) that is not counted")
-    return FitResult(
+    result = FitResult(
         mrec.id,
         arec.id,
         count,
@@ -357,6 +361,42 @@ def fit(
         formula,
         assumptions,
     )
+    result.warnings = input_warnings(mrec, tp, context)
+    return result
+
+
+def input_warnings(model: Record, tp: int, context: int) -> list[str]:
+    """Why an engine would refuse ``model`` at tensor-parallel degree ``tp`` and ``context`` tokens (empty: no reason known).
+
+    - ``context`` above the record's ``max_position_embeddings`` (vLLM refuses a
+      ``--max-model-len`` past the model's maximum unless told to override it);
+    - ``num_attention_heads`` not divisible by ``tp`` (vLLM's parallel config check);
+    - KV heads (``num_kv_heads`` or each entry of ``num_kv_heads_per_layer``) neither
+      divisible by ``tp`` nor dividing it: vLLM's ``QKVParallelLinear`` splits the KV
+      heads when ``tp`` divides them and replicates them when they divide ``tp``.
+    """
+    d = model.data
+    out: list[str] = []
+    max_pos = d.get("max_position_embeddings")
+    if isinstance(max_pos, int) and not isinstance(max_pos, bool) and context > max_pos:
+        out.append(
+            f"context {context:,} exceeds {model.id}'s maximum of {max_pos:,} tokens (max_position_embeddings); "
+            "engines refuse a longer context, so the KV figures describe no runnable setup"
+        )
+    heads = d.get("num_attention_heads")
+    if tp > 1 and isinstance(heads, int) and not isinstance(heads, bool) and heads > 0 and heads % tp:
+        out.append(f"TP {tp} does not divide {model.id}'s {heads} attention heads (num_attention_heads); engines refuse this degree")
+    per_layer = d.get("num_kv_heads_per_layer")
+    kv = sorted({h for h in per_layer if isinstance(h, int) and h > 0}) if isinstance(per_layer, list) else [d.get("num_kv_heads")]
+    bad = [h for h in kv if isinstance(h, int) and not isinstance(h, bool) and h > 0 and h % tp and tp % h]
+    if tp > 1 and bad:
+        field_name = "num_kv_heads_per_layer" if isinstance(per_layer, list) else "num_kv_heads"
+        counts = ", ".join(str(h) for h in bad)
+        out.append(
+            f"TP {tp} neither divides nor is a multiple of {model.id}'s {counts} KV heads ({field_name}); "
+            "engines split KV heads evenly or replicate them, and refuse this degree"
+        )
+    return out
 
 
 def _max_context(geo: KVGeometry, bkv: float, budget_seq: float, max_pos: int | None) -> tuple[int, bool]:

@@ -17,7 +17,8 @@ Measured benchmarks of the same model and accelerator are placed against the
 ceilings with *their own* device count: MBU for per-request/per-user decode
 rates (bytes per token = weights only, so the MBU is a lower bound when a KV
 cache was read too), MFU for throughput (counting the headline's tokens
-only, so also a lower bound).
+only, so also a lower bound) against the dense peak of the record's own
+weight format, the fastest datapath only when it states none (:func:`mfu_peak`).
 """
 
 from __future__ import annotations
@@ -208,17 +209,30 @@ def roofline(
 def _memory_check(
     kb: KB, mrec: Record, arec: Record, count: int, fmt: str, kv_format: str | None, context: int, batch: int
 ) -> tuple[bool | None, str]:
-    """``(fits, note)`` from :func:`fit.fit` at the same devices, format, batch and context (context 0 checked at 1 token)."""
+    """``(fits, note)`` from :func:`fit.fit` at the same devices, format, batch and context; the note names the context.
+
+    Context 0 (the ceilings without KV reads) is checked at 1 token per request, and the note adds the answer at
+    the model's maximum context (``fit``'s default), which is what a served model is sized for. ``fits`` is the
+    answer at the roofline's own context.
+    """
+    checked = max(context, 1)
     try:
-        f = fit(kb, mrec.id, arec.id, count=count, fmt=fmt, kv_format=kv_format, context=max(context, 1), batch=batch)
+        f = fit(kb, mrec.id, arec.id, count=count, fmt=fmt, kv_format=kv_format, context=checked, batch=batch)
     except AnalysisError as e:
         return None, f"memory fit not checked: {e}"
     need = (f.weights_per_device + f.kv_per_device) / 1e9
     have = f.usable_per_device / 1e9
+    where = f"at context {checked:,} (batch {batch})" + (" since --context is 0" if context == 0 else "")
     if f.fits:
-        return True, f"fits in memory: {need:,.1f} GB per device of {have:,.1f} GB usable (inferkb fit)"
+        note = f"fits in memory {where}: {need:,.1f} GB per device of {have:,.1f} GB usable (inferkb fit)"
+        max_pos = mrec.data.get("max_position_embeddings")
+        if context == 0 and isinstance(max_pos, int) and not isinstance(max_pos, bool) and max_pos > 1:
+            full = fit(kb, mrec.id, arec.id, count=count, fmt=fmt, kv_format=kv_format, context=max_pos, batch=batch)
+            at_max = (full.weights_per_device + full.kv_per_device) / 1e9
+            note += f"; at the model's maximum context {max_pos:,}: {'fits' if full.fits else 'does not fit'}, {at_max:,.1f} GB per device"
+        return True, note
     return False, (
-        f"does not fit in memory: {need:,.1f} GB per device needed (weights {f.weights_per_device / 1e9:,.1f} GB), "
+        f"does not fit in memory {where}: {need:,.1f} GB per device needed (weights {f.weights_per_device / 1e9:,.1f} GB), "
         f"{have:,.1f} GB usable on each of {count} x {arec.id}; these ceilings assume hardware that could hold the model"
     )
 
@@ -231,6 +245,52 @@ def _measured(kb: KB, model_id: str, acc_id: str) -> list[Record]:
         for r in kb.by_type("benchmark")
         if r.data.get("model_id") == model_id and list(dict.fromkeys(r.data.get("accelerator_ids") or [])) == [acc_id]
     ]
+
+
+# With no stated weight format the MFU peak is the narrowest datapath's (4-bit): the highest, so never too low.
+UNKNOWN_FORMAT_BITS = 4
+
+
+def stated_weight_bits(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
+    """Bits stored per weight in the format a benchmark record states, and where they came from.
+
+    ``format_id`` resolved to a quantization record (its storage bits, block scales
+    included: :func:`inferkb.audit.plausibility.storage_bits`), else a format name in
+    ``format_id``, else ``submission.weight_data_types`` (MLPerf tables). ``(None,
+    "weight format not stated")`` when the record names none.
+    """
+    from ..audit.plausibility import storage_bits
+
+    fid = data.get("format_id")
+    if isinstance(fid, str) and fid:
+        q = kb.resolve(fid, "quantization")
+        found = storage_bits(q) if q else None
+        if found:
+            return found[0], f"format {fid} ({found[1]})"
+        per_weight = calc.bytes_per_weight(fid)
+        if per_weight:
+            return per_weight * 8, f"format id {fid}"
+    sub = data.get("submission")
+    if isinstance(sub, dict) and isinstance(sub.get("weight_data_types"), str):
+        per_weight = calc.bytes_per_weight(sub["weight_data_types"])
+        if per_weight:
+            return per_weight * 8, f"submission.weight_data_types {sub['weight_data_types']!r}"
+    return None, "weight format not stated"
+
+
+def mfu_peak(kb: KB, data: dict[str, Any], flops_rows: list[dict]) -> tuple[tuple[float, str] | None, str]:
+    """The dense peak a benchmark's MFU is measured against, ``((TFLOPS, precision) | None, which peak and why)``.
+
+    The fastest datapath at least as wide as the record's stated weight format
+    (:func:`stated_weight_bits`, :func:`inferkb.roofline.peak_dense_tflops`); the
+    fastest of all (4-bit and wider) only when the record states no format. The
+    site's roofline pages and ``inferkb roofline`` both use it.
+    """
+    bits, basis = stated_weight_bits(kb, data)
+    peak = calc.peak_dense_tflops(flops_rows, bits if bits is not None else UNKNOWN_FORMAT_BITS)
+    if bits is None:
+        return peak, "fastest datapath: the record states no weight format"
+    return peak, f"peak at the record's weight format, {basis}"
 
 
 def _place(kb: KB, rec: Record, weights: float, active: float, bw: float, arec: Record) -> Placed:
@@ -262,10 +322,9 @@ def _place(kb: KB, rec: Record, weights: float, active: float, bw: float, arec: 
             devices, basis = devices_of(d)
         if devices is None:
             return Placed(rec.id, metric, float(value), label, None, None, None, basis)
-        peak = calc.peak_dense_tflops(arec.data.get("flops") or [], 4)
+        peak, which = mfu_peak(kb, d, arec.data.get("flops") or [])
         if peak is None:
-            return Placed(rec.id, metric, float(value), label, devices, None, None, "no dense FLOPs row")
-        # The run's format is often not stated, so the fastest datapath bounds it (an upper bound on peak: MFU a lower bound).
+            return Placed(rec.id, metric, float(value), label, devices, None, None, f"no dense FLOPs row ({which})")
         util = calc.mfu(float(value), active, peak[0], devices)
         return Placed(
             rec.id,
@@ -275,6 +334,6 @@ def _place(kb: KB, rec: Record, weights: float, active: float, bw: float, arec: 
             devices,
             "MFU",
             util,
-            f"vs {peak[0]:g} TFLOPS {peak[1]} x {devices}; headline tokens only; a lower bound",
+            f"vs {peak[0]:g} TFLOPS {peak[1]} x {devices} ({which}); headline tokens only; a lower bound",
         )
     return Placed(rec.id, metric, float(value), label, None, None, None, f"metric {metric!r} is not a token rate")

@@ -196,16 +196,38 @@ def model_size(kb: KB, data: dict[str, Any]) -> tuple[float | None, dict[str, An
     return size * 1e9, {"basis": "model name", "model": text, "kv_bytes_per_token": None}
 
 
-def _format_bits_from_record(rec: Record) -> float | None:
+def _positive_number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
+
+
+def storage_bits(rec: Record) -> tuple[float, str] | None:
+    """Bits stored per weight by a quantization record, block scales included, and how the figure reads.
+
+    ``storage_bits_per_weight`` first (``weight_bits + (scale_bits + zero_point_bits) /
+    weights_per_scale``; the OCP MX v1.0 spec gives MXFP4 4-bit E2M1 elements with one
+    8-bit E8M0 scale per 32, so 4.25), explained from the block fields when they are
+    stated: ``"4.25 bits per weight: 4-bit E2M1 + 8-bit scale per 32"``. Then
+    ``weight_bits`` (a format without block scales), then a width in the free-text
+    ``bits`` (records of KBs that predate the structured field), then the scheme
+    name. ``None`` when nothing gives a width.
+    """
     d = rec.data
-    if isinstance(d.get("weight_bits"), (int, float)) and d["weight_bits"] > 0:
-        return float(d["weight_bits"])
+    stored, elem_bits = _positive_number(d.get("storage_bits_per_weight")), _positive_number(d.get("weight_bits"))
+    if stored:
+        scale, zero, per = (_positive_number(d.get(k)) for k in ("scale_bits", "zero_point_bits", "weights_per_scale"))
+        if elem_bits and scale and per:
+            element = f"{elem_bits:g}-bit {d.get('weight_element') or 'weights'}"
+            extra = f"{scale:g}-bit scale" + (f" and {zero:g}-bit zero point" if zero else "")
+            return stored, f"{stored:g} bits per weight: {element} + {extra} per {per:g}"
+        return stored, f"{stored:g} bits per weight on average, scales included (storage_bits_per_weight)"
+    if elem_bits:
+        return elem_bits, f"{elem_bits:g} bits per weight"
     bits = str(d.get("bits") or "")
     m = re.match(r"\s*w(\d+(?:\.\d+)?)a", bits, re.I) or re.search(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s*(?:avg|bits?)\b|\s*$)", bits)
     if m:
-        return float(m.group(1))
+        return float(m.group(1)), f"{float(m.group(1)):g} bits per weight (read from the record's bits text {bits!r})"
     per_weight = roofline.bytes_per_weight(str(d.get("scheme") or ""))
-    return per_weight * 8 if per_weight else None
+    return (per_weight * 8, f"{per_weight * 8:g} bits per weight (from the scheme name)") if per_weight else None
 
 
 def weight_bytes(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
@@ -214,7 +236,8 @@ def weight_bytes(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
     First choice: the weights file's own size over its parameter count, when the
     harness states both (llama-bench's ``model_size`` bytes and ``model_n_params``,
     kept in ``submission``) — a GGUF named "F16" may still hold 4-bit experts.
-    Then the format record's bits, then format tokens in the text.
+    Then the format record's storage bits (:func:`storage_bits`, block scales
+    included), then format tokens in the text.
     """
     sub = data.get("submission") if isinstance(data.get("submission"), dict) else {}
     size, params = sub.get("model_size"), sub.get("model_n_params")
@@ -224,9 +247,9 @@ def weight_bytes(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
     if isinstance(fid, str) and fid:
         rec = kb.resolve(fid, "quantization")
         if rec is not None:
-            bits = _format_bits_from_record(rec)
-            if bits:
-                return bits / 8, f"format record {rec.id} ({bits:g} bits per weight)"
+            found_bits = storage_bits(rec)
+            if found_bits:
+                return found_bits[0] / 8, f"format record {rec.id} ({found_bits[1]})"
     found: dict[str, float] = {}
     for field in ("format_id", "model", "name"):
         value = data.get(field)

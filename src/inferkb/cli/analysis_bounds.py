@@ -117,7 +117,13 @@ def cost(
     help="Weight format: a format id or name (bf16, fp8-e4m3, nvfp4, ...).",
 )
 @click.option("--batch", type=int, default=1, show_default=True, help="Concurrent requests in a decode step.")
-@click.option("--context", type=int, default=0, show_default=True, help="Tokens of KV cache each request reads (0: weights only).")
+@click.option(
+    "--context",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Tokens of KV cache each request reads (0: weights only). The memory line checks the same context (0 as 1 token) and, at 0, also the model's maximum context, fit's default.",
+)
 @click.option("--kv-format", help="KV-cache format (default bf16).")
 @click.option("--plot", "plot_path", metavar="PATH", help="Draw the decode ceiling against batch: .html, .svg, .png, .json.")
 @kb_option
@@ -220,6 +226,10 @@ def fit(model, accelerator, count, fmt_id, kv_format, context, batch, usable, kb
     if fmt == "json":
         emit_json(res.to_dict())
         return
+    for w in res.warnings:
+        # On stderr for tables, so a CSV stays parseable; in the text answer right under its first line.
+        if fmt in ("csv", "markdown"):
+            click.echo(f"warning: {w}", err=True)
     if fmt in ("csv", "markdown"):
         keys = (
             "model",
@@ -238,6 +248,8 @@ def fit(model, accelerator, count, fmt_id, kv_format, context, batch, usable, kb
         _emit_rows([{k: getattr(res, k) for k in keys}], fmt)
         return
     click.echo(f"{res.model} on {res.count}x {res.accelerator} (TP {res.tp}), batch {res.batch}, context {res.context:,}")
+    for w in res.warnings:
+        click.echo(f"warning: {w}")
     for line in res.formula:
         click.echo(f"  {line}")
     verdict = "FITS" if res.fits else "DOES NOT FIT"

@@ -16,6 +16,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from .. import roofline as R
+from ..analysis.roofline import UNKNOWN_FORMAT_BITS, mfu_peak, stated_weight_bits
 
 if TYPE_CHECKING:
     from ..store import Record
@@ -23,27 +24,6 @@ if TYPE_CHECKING:
 
 RATE_METRICS = ("output_tok_s", "total_tok_s", "decode_tok_s", "prefill_tok_s")
 SYSTEM_SCOPES = (None, "per-system", "aggregate", "per-node")
-# With no stated weight format the ceiling is taken at the narrowest datapath (4-bit): the highest, so never too low.
-UNKNOWN_FORMAT_BITS = 4
-
-
-def _weight_bits(site: SiteData, rec: Record) -> tuple[float | None, str]:
-    """(bits per weight, where it came from); ``(None, reason)`` when the record does not say."""
-    fid = rec.data.get("format_id")
-    if isinstance(fid, str):
-        q = site.kb.resolve(fid, "quantization")
-        wb = q.data.get("weight_bits") if q else None
-        if isinstance(wb, (int, float)) and not isinstance(wb, bool) and wb > 0:
-            return float(wb), f"format {fid}"
-        bpw = R.bytes_per_weight(fid)
-        if bpw:
-            return bpw * 8, f"format id {fid}"
-    sub = rec.data.get("submission")
-    if isinstance(sub, dict) and isinstance(sub.get("weight_data_types"), str):
-        bpw = R.bytes_per_weight(sub["weight_data_types"])
-        if bpw:
-            return bpw * 8, "submission.weight_data_types"
-    return None, "weight format not stated"
 
 
 def _active_params(site: SiteData, rec: Record) -> float | None:
@@ -62,7 +42,7 @@ def roofline_data(site: SiteData) -> dict[str, Any]:
     """``{"accelerators": [{id, name, href, bandwidth_gbps, points, ceilings}], "skipped": {reason: n}}``.
 
     A point: ``{key, title, href, scenario, metric, active_params_b,
-    per_device_tok_s, weight_bits, bits_basis, peak_tflops, precision,
+    per_device_tok_s, weight_bits, bits_basis, peak_tflops, precision, peak_basis (which peak the MFU uses),
     compute_ceiling, mfu, bandwidth_ceiling}`` (tok/s per device).
     """
     kb = site.kb
@@ -100,9 +80,9 @@ def roofline_data(site: SiteData) -> dict[str, Any]:
         if params_b is None:
             skipped["no model record with a parameter count"] += 1
             continue
-        bits, basis = _weight_bits(site, rec)
+        bits, basis = stated_weight_bits(kb, d)
         eff_bits = bits if bits is not None else UNKNOWN_FORMAT_BITS
-        peak = R.peak_dense_tflops(acc.data.get("flops") or [], eff_bits)
+        peak, peak_basis = mfu_peak(kb, d, acc.data.get("flops") or [])
         bw = acc.data.get("memory_bandwidth_gbps")
         params = params_b * 1e9
         point = {
@@ -117,6 +97,7 @@ def roofline_data(site: SiteData) -> dict[str, Any]:
             "bits_basis": basis,
             "peak_tflops": peak[0] if peak else None,
             "precision": peak[1] if peak else None,
+            "peak_basis": peak_basis,
             "compute_ceiling": R.flops_bound_tok_s(peak[0], 1, params) if peak else None,
             "mfu": R.mfu(per_device, params, peak[0], 1) if peak else None,
             "bandwidth_ceiling": (
