@@ -291,21 +291,14 @@ class _Groups:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def metrics_of_selection(kb: KB, **filters: Any) -> dict[str, int]:
-    """``{metric: records}`` of the benchmarks :func:`select` picks with ``filters`` (no metric filter), most first,
-    then by name; a record without a headline metric counts as ``"(none)"``. Used to say, when a metric filter
-    selected nothing, which metrics the rest of the selection does have. Raises what :func:`select` raises."""
-    counts = Counter(str(r.data.get("metric") or "(none)") for r in select(kb, **filters)[0])
-    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
 # The exact-match filters of :func:`select` whose values form a closed vocabulary, with the record field each reads.
 EXACT_FILTERS = {"scenario": "scenario", "origin": "origin"}
 
 
 def values_of_selection(kb: KB, name: str, **filters: Any) -> dict[str, int]:
     """``{value: records}`` of field ``name`` over the benchmarks :func:`select` picks with ``filters``, most first, then
-    by value; a record without the field counts as ``"(none)"``. Raises what :func:`select` raises."""
+    by value; a record without the field counts as ``"(none)"``. With ``name="metric"`` it says, when a metric filter
+    selected nothing, which metrics the rest of the selection does have. Raises what :func:`select` raises."""
     counts = Counter(str(r.data.get(name) or "(none)") for r in select(kb, **filters)[0])
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
@@ -364,7 +357,7 @@ def compare(
         others = dict(model=model, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin, base_model=base_model)
         records, filters = select(kb, metric=metric, **others)
         if metric and not records:
-            without_metric = metrics_of_selection(kb, **others)
+            without_metric = values_of_selection(kb, "metric", **others)
         if not records:
             absent_values, near_values = _absent_values(kb, dict(others, metric=metric))
     else:

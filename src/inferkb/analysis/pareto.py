@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .common import AnalysisError, is_number, per_accelerator
 from .comparability import check_vary, conditions_of, key_id
-from .compare import metrics_of_selection, select
+from .compare import select, values_of_selection
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -173,7 +173,7 @@ def pareto(
         others = dict(model=model, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin)
         records, filters = select(kb, metric=metric, **others)
         if metric and not records:
-            without_metric = metrics_of_selection(kb, **others)
+            without_metric = values_of_selection(kb, "metric", **others)
     else:
         filters = {"records": len(records)}
     skip = (*varied, "load")

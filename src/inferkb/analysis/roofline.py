@@ -278,15 +278,18 @@ def stated_weight_bits(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]
     return None, "weight format not stated"
 
 
-def mfu_peak(kb: KB, data: dict[str, Any], flops_rows: list[dict]) -> tuple[tuple[float, str] | None, str]:
+def mfu_peak(
+    kb: KB, data: dict[str, Any], flops_rows: list[dict], stated: tuple[float | None, str] | None = None
+) -> tuple[tuple[float, str] | None, str]:
     """The dense peak a benchmark's MFU is measured against, ``((TFLOPS, precision) | None, which peak and why)``.
 
     The fastest datapath at least as wide as the record's stated weight format
     (:func:`stated_weight_bits`, :func:`inferkb.roofline.peak_dense_tflops`); the
     fastest of all (4-bit and wider) only when the record states no format. The
-    site's roofline pages and ``inferkb roofline`` both use it.
+    site's roofline pages and ``inferkb roofline`` both use it. ``stated``: the
+    caller's :func:`stated_weight_bits` of ``data`` when it has it already.
     """
-    bits, basis = stated_weight_bits(kb, data)
+    bits, basis = stated if stated is not None else stated_weight_bits(kb, data)
     peak = calc.peak_dense_tflops(flops_rows, bits if bits is not None else UNKNOWN_FORMAT_BITS)
     if bits is None:
         return peak, "fastest datapath: the record states no weight format"

@@ -226,11 +226,9 @@ def fit(model, accelerator, count, fmt_id, kv_format, context, batch, usable, kb
     if fmt == "json":
         emit_json(res.to_dict())
         return
-    for w in res.warnings:
-        # On stderr for tables, so a CSV stays parseable; in the text answer right under its first line.
-        if fmt in ("csv", "markdown"):
-            click.echo(f"warning: {w}", err=True)
     if fmt in ("csv", "markdown"):
+        for w in res.warnings:  # on stderr for tables, so a CSV stays parseable; text prints them under its first line
+            click.echo(f"warning: {w}", err=True)
         keys = (
             "model",
             "accelerator",
