@@ -216,3 +216,27 @@ def test_mfu_falls_back_to_the_fastest_datapath_only_without_a_stated_format(tmp
     assert by_id["stated"].utilisation == pytest.approx(0.0088429, abs=1e-7)
     assert by_id["unstated"].utilisation == pytest.approx(0.0044214, abs=1e-7)
     assert "fastest datapath: the record states no weight format" in by_id["unstated"].basis
+
+
+def test_roofline_gives_fits_input_warnings_in_text_and_json():
+    # gpt-oss-120b's record: 64 attention heads, 8 KV heads, max_position_embeddings 131,072 (as in test_analysis_fit).
+    import json
+    import subprocess
+    import sys
+
+    from inferkb.analysis.common import lookup
+    from inferkb.analysis.fit import input_warnings
+
+    bundled = inferkb.open()
+    r = roofline(bundled, "gpt-oss-120b", "nvidia-h100-sxm", count=3, fmt="mxfp4", context=10_000_000)
+    assert r.warnings == input_warnings(lookup(bundled, "gpt-oss-120b", "model"), 3, 10_000_000)
+    assert any("TP 3 does not divide gpt-oss-120b's 64 attention heads" in w for w in r.warnings)
+    assert any("exceeds gpt-oss-120b's maximum of 131,072 tokens" in w for w in r.warnings)
+    assert roofline(bundled, "gpt-oss-120b", "nvidia-h100-sxm", count=8, fmt="mxfp4").warnings == []
+    args = ["roofline", "--model", "gpt-oss-120b", "--accelerator", "nvidia-h100-sxm", "--count", "3", "--weights", "mxfp4"]
+    text = subprocess.run([sys.executable, "-m", "inferkb", *args], capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines()[1].startswith("warning: TP 3 does not divide"), text.stdout
+    js = subprocess.run([sys.executable, "-m", "inferkb", *args, "--format", "json"], capture_output=True, text=True, timeout=120)
+    assert js.returncode == 0, js.stderr
+    assert any("TP 3 does not divide" in w for w in json.loads(js.stdout)["warnings"])

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import roofline as calc
 from .common import AnalysisError, devices_of, is_number, lookup, positive_int, rate_label, require_number
-from .fit import DEFAULT_KV_FORMAT, bytes_per_element, fit, kv_geometry
+from .fit import DEFAULT_KV_FORMAT, bytes_per_element, fit, input_warnings, kv_geometry
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -83,6 +83,9 @@ class RooflineResult:
     # cannot hold the model is not an answer: the CLI prints a warning first.
     fits_in_memory: bool | None = None
     memory_note: str = ""
+    # Why an engine would refuse this setup (TP ``count`` vs the heads, ``context`` vs the model's maximum):
+    # :func:`fit.input_warnings`, the same list ``fit`` gives.
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict of every field."""
@@ -201,6 +204,7 @@ def roofline(
             "mixture of experts: one token reads the active parameters only; a batch's tokens route to more experts, "
             "so bytes per step grow toward all parameters and the bound at batch > 1 is optimistic"
         )
+    result.warnings = input_warnings(mrec, count, context)
     result.fits_in_memory, result.memory_note = _memory_check(kb, mrec, arec, count, fmt, kv_format, context, batch)
     result.measured = [_place(kb, rec, weights, active, bw, arec) for rec in _measured(kb, mrec.id, arec.id)]
     return result

@@ -107,7 +107,13 @@ def cost(
 @command()
 @click.option("--model", required=True, help="Model id (or name/alias).")
 @click.option("--accelerator", required=True, help="Accelerator id (or name/alias).")
-@click.option("--count", type=int, default=1, show_default=True, help="Number of accelerators.")
+@click.option(
+    "--count",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Number of accelerators (the TP degree for the head-divisibility warning, as in fit).",
+)
 @click.option(
     "--weights",
     "--format-id",
@@ -147,6 +153,8 @@ def roofline(model, accelerator, count, fmt_id, batch, context, kv_format, plot_
         emit_json(res.to_dict())
         return
     if fmt in ("csv", "markdown"):
+        for w in res.warnings:  # on stderr for tables, as fit does, so a CSV stays parseable
+            click.echo(f"warning: {w}", err=True)
         rows = [
             {"ceiling": "decode per request (tok/s)", "value": res.decode_per_request_tok_s},
             {
@@ -164,6 +172,8 @@ def roofline(model, accelerator, count, fmt_id, batch, context, kv_format, plot_
         _emit_rows(rows, fmt)
         return
     click.echo(f"{res.model} on {res.count}x {res.accelerator}, weights {res.weight_format}, batch {res.batch}, context {res.context}")
+    for w in res.warnings:
+        click.echo(f"warning: {w}")
     if res.fits_in_memory is False:
         click.echo(f"warning: {res.memory_note}")
     for line in res.formula:
