@@ -82,6 +82,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.derive.model_id",
         "inferkb.derive.base_model_id",
         "inferkb.derive.llm_inference_bench_format",
+        "inferkb.derive.mlperf_weight_format",
         "inferkb.derive.same_measurement",
     ),
     "exporters": ("inferkb.intake.llmd_report",),

@@ -260,10 +260,13 @@ def stated_weight_bits(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]
 
     ``format_id`` resolved to a quantization record (its storage bits, block scales
     included: :func:`inferkb.audit.plausibility.storage_bits`), else a format name in
-    ``format_id``, else ``submission.weight_data_types`` (MLPerf tables). ``(None,
+    ``format_id``, else ``submission.weight_data_types`` (MLPerf tables) unless the record's
+    ``condition_gaps.format_id`` says the harness config contradicts it
+    (:func:`inferkb.intake.mlperf_weight_formats.table_contradicted`). ``(None,
     "weight format not stated")`` when the record names none.
     """
     from ..audit.plausibility import storage_bits
+    from ..intake.mlperf_weight_formats import table_contradicted
 
     fid = data.get("format_id")
     if isinstance(fid, str) and fid:
@@ -275,6 +278,8 @@ def stated_weight_bits(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]
         if per_weight:
             return per_weight * 8, f"format id {fid}"
     sub = data.get("submission")
+    if table_contradicted(data):
+        return None, "weight format not stated (the table's weight_data_types is contradicted by the harness config: condition_gaps.format_id)"
     if isinstance(sub, dict) and isinstance(sub.get("weight_data_types"), str):
         per_weight = calc.bytes_per_weight(sub["weight_data_types"])
         if per_weight:

@@ -26,10 +26,17 @@ if TYPE_CHECKING:
 
 
 def weight_format(rec: Record) -> str | None:
-    """The weight format a benchmark states: ``format_id``, else ``submission.weight_data_types``; ``None`` when neither."""
+    """The weight format a benchmark states: ``format_id``, else ``submission.weight_data_types``; ``None`` when neither.
+
+    A ``weight_data_types`` that the record's ``condition_gaps.format_id`` says the harness config contradicts is not used.
+    """
     fid = rec.data.get("format_id")
     if isinstance(fid, str) and fid:
         return fid
+    from ..intake.mlperf_weight_formats import table_contradicted
+
+    if table_contradicted(rec.data):
+        return None
     sub = rec.data.get("submission") if isinstance(rec.data.get("submission"), dict) else {}
     wdt = sub.get("weight_data_types")
     return wdt if isinstance(wdt, str) and wdt.strip() else None
