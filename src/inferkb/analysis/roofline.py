@@ -279,7 +279,10 @@ def stated_weight_bits(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]
             return per_weight * 8, f"format id {fid}"
     sub = data.get("submission")
     if table_contradicted(data):
-        return None, "weight format not stated (the table's weight_data_types is contradicted by the harness config: condition_gaps.format_id)"
+        return (
+            None,
+            "weight format not stated (the table's weight_data_types is contradicted by the harness config: condition_gaps.format_id)",
+        )
     if isinstance(sub, dict) and isinstance(sub.get("weight_data_types"), str):
         per_weight = calc.bytes_per_weight(sub["weight_data_types"])
         if per_weight:

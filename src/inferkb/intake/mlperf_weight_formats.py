@@ -40,7 +40,9 @@ MAP_PATH = Path(__file__).with_name("mlperf_weight_formats.toml")
 ORIGIN = "mlperf-inference"
 NAME = "mlperf-weight-format"
 FIELDS = ("format_id", "condition_gaps")
-METHOD = "evidence map inferkb/intake/mlperf_weight_formats.toml: the submission's harness config class for this platform, model and scenario"
+METHOD = (
+    "evidence map inferkb/intake/mlperf_weight_formats.toml: the submission's harness config class for this platform, model and scenario"
+)
 RECOVER = "the submission's measurements/<system>/<model>/<scenario> files or engine build log naming the FP8 variant"
 SCENARIOS = ("Offline", "Server", "SingleStream", "MultiStream")
 DIVISIONS = ("closed", "open")
@@ -70,11 +72,13 @@ class Entry:
     def covers(self, sub: dict[str, Any]) -> bool:
         """True when a record's ``submission`` block is this entry's round, submitter, division, platform, model and a listed scenario."""
         model = re.sub(r"-99(\.9)?$", "", str(sub.get("mlperf_model") or ""))
-        return (
-            (sub.get("round"), sub.get("submitter"), sub.get("division"), sub.get("platform"), model)
-            == (self.round, self.submitter, self.division, self.platform, self.model)
-            and sub.get("scenario_raw") in self.files
-        )
+        return (sub.get("round"), sub.get("submitter"), sub.get("division"), sub.get("platform"), model) == (
+            self.round,
+            self.submitter,
+            self.division,
+            self.platform,
+            self.model,
+        ) and sub.get("scenario_raw") in self.files
 
     def cite(self, scenario: str) -> str:
         """``repo/path@commit`` of the config read for ``scenario``."""
