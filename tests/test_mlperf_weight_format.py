@@ -1,0 +1,250 @@
+"""Derivation mlperf-weight-format: MLPerf records whose harness config contradicts the table's weight_data_types."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+import inferkb
+from analysis_helpers import make_kb
+from inferkb import derive
+from inferkb.analysis.roofline import mfu_peak, stated_weight_bits
+from inferkb.errors import InputError
+from inferkb.intake import mlperf_weight_formats as W
+
+TODAY = dt.date(2026, 12, 3)
+SHA = "a2f5d66d17e8f75c02fd74dfe810ecca6a046696"
+COMMON = {"status": "draft", "confidence": 0.5, "updated": "2026-01-01", "sources": []}
+MAP = f'''
+[[entry]]
+round = "v4.1"
+submitter = "NVIDIA"
+division = "closed"
+platform = "H200-SXM-141GBx8_TRT"
+model = "llama2-70b"
+repo = "mlcommons/inference_results_v4.1"
+commit = "{SHA}"
+files = {{ Offline = "closed/NVIDIA/configs/llama2-70b/Offline/__init__.py" }}
+classes = {{ Offline = "H200_SXM_141GBx8" }}
+table_says = "fp16"
+harness_says = "fp8"
+decides = "H200_SXM_141GBx8 < H200_SXM_141GBx1, which sets use_fp8 = True"
+'''
+B200 = "benchmarks/mlperf-v4-1-closed-nvidia-b200-sxm-180gbx1-trt-llama2-70b-99-9-offline"
+H100 = "benchmarks/mlperf-v4-1-closed-nvidia-dgx-h100-h100-sxm-80gbx8-trt-llama2-70b-99-offline"
+GOTCHA = "gotchas/mlperf-v4-1-fp16-table-vs-fp8-harness"
+
+
+def _row(rid: str, **sub) -> dict:
+    return {
+        "id": rid,
+        "type": "benchmark",
+        "name": rid,
+        **COMMON,
+        "origin": "mlperf-inference",
+        "engine_id": None,
+        "accelerator_ids": [],
+        "accelerator_count": 8,
+        "hardware_raw": "NVIDIA H200-SXM-141GB",
+        "model": "llama2-70b-99",
+        "model_id": None,
+        "format_id": "fp16",
+        "metric": "output_tok_s",
+        "value": 31302.7,
+        "unit": "tok/s",
+        "value_scope": "per-system",
+        "scenario": "offline",
+        "conditions": {"batch_size": None},
+        "condition_gaps": {"batch_size": {"reason": "the submitter's choice", "checked": ["rules"]}},
+        "submission": {
+            "round": "v4.1",
+            "division": "closed",
+            "submitter": "NVIDIA",
+            "platform": "H200-SXM-141GBx8_TRT",
+            "mlperf_model": "llama2-70b-99",
+            "scenario_raw": "Offline",
+            "weight_data_types": "fp16",
+            **sub,
+        },
+        "provenance": [],
+    }
+
+
+ROWS = [
+    _row("m-covered"),
+    _row("m-covered-99-9", mlperf_model="llama2-70b-99.9"),
+    _row("m-other-platform", platform="Partner_H200x8_TRT"),
+    _row("m-other-scenario", scenario_raw="Server"),
+    _row("m-table-says-fp8", weight_data_types="fp8"),
+]
+
+
+@pytest.fixture
+def kb_root(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setattr(W, "evidence_map", lambda: W.parse_map(MAP, path="test-map.toml"))
+    quant = [
+        {"id": "fp16", "type": "quantization", "name": "FP16", "weight_bits": 16, **COMMON},
+        {"id": "fp8-e4m3", "type": "quantization", "name": "FP8 E4M3", "weight_bits": 8, **COMMON},
+    ]
+    return make_kb(tmp_path / "kb", copy.deepcopy(ROWS), models=quant)
+
+
+def _rec(root: Path, rid: str) -> dict:
+    return json.loads((root / "data" / "benchmarks" / f"{rid}.json").read_text(encoding="utf-8"))
+
+
+def test_a_covered_record_loses_the_tables_fp16_and_gains_a_gap_naming_the_config(kb_root):
+    res = derive.run(inferkb.open(kb_root, cache=False), W.NAME, write=True, today=TODAY)
+    assert res.written and res.proof.ok
+    assert res.proof.to_dict()["ok"] is True and "0 changed" in res.proof.to_text()
+    assert {c.record for c in res.changes} == {"benchmarks/m-covered", "benchmarks/m-covered-99-9"}
+    rec = _rec(kb_root, "m-covered")
+    assert rec["format_id"] is None
+    assert rec["submission"]["weight_data_types"] == "fp16"  # the table's value stays raw
+    gap = rec["condition_gaps"]["format_id"]
+    assert gap["reason"].startswith("the results table says weight_data_types 'fp16', but the harness config ")
+    assert f"closed/NVIDIA/configs/llama2-70b/Offline/__init__.py@{SHA}" in gap["reason"]
+    assert "FP8 does not say E4M3, E5M2 or block-scaled" in gap["reason"]
+    assert rec["condition_gaps"]["batch_size"] == ROWS[0]["condition_gaps"]["batch_size"]
+    assert [(e["field"], e["tag"], e["numbers_changed"]) for e in rec["provenance"]] == [
+        ("format_id", "derive:mlperf-weight-format", False),
+        ("condition_gaps", "derive:mlperf-weight-format", False),
+    ]
+    assert "use_fp8 = True" in rec["provenance"][0]["basis"] and rec["provenance"][0]["evidence"]["quote"] == "H200-SXM-141GBx8_TRT"
+    assert rec["value"] == ROWS[0]["value"]
+
+
+@pytest.mark.parametrize("rid", ["m-other-platform", "m-other-scenario", "m-table-says-fp8"])
+def test_an_uncovered_record_is_left_byte_for_byte(kb_root, rid):
+    path = kb_root / "data" / "benchmarks" / f"{rid}.json"
+    before = path.read_bytes()
+    res = derive.run(inferkb.open(kb_root, cache=False), W.NAME, write=True, today=TODAY)
+    assert path.read_bytes() == before
+    if rid != "m-table-says-fp8":  # still the table's fp16 and uncovered: reported
+        assert any(f.code == "KB1002" and f.record == f"benchmarks/{rid}" for f in res.findings)
+
+
+def test_a_second_run_changes_nothing(kb_root):
+    derive.run(inferkb.open(kb_root, cache=False), W.NAME, write=True, today=TODAY)
+    again = derive.run(inferkb.open(kb_root, cache=False), W.NAME, today=TODAY)
+    assert again.changes == [] and again.files == []
+
+
+def test_mfu_does_not_fall_back_to_the_contradicted_table_value(kb_root):
+    derive.run(inferkb.open(kb_root, cache=False), W.NAME, write=True, today=TODAY)
+    kb = inferkb.open(kb_root, cache=False)
+    changed, kept = kb.records["benchmarks/m-covered"].data, kb.records["benchmarks/m-other-platform"].data
+    assert stated_weight_bits(kb, kept)[0] == 16
+    bits, basis = stated_weight_bits(kb, changed)
+    assert bits is None and "contradicted by the harness config" in basis
+    flops = [{"precision": "bf16", "tflops": 989.0, "dense": True}, {"precision": "fp8", "tflops": 1979.0, "dense": True}]
+    assert mfu_peak(kb, changed, flops)[0] == (1979.0, "fp8")
+    assert mfu_peak(kb, kept, flops)[0] == (989.0, "bf16")
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (MAP.replace("Offline = ", "Offlne = ", 1), "entry[0].files.Offlne"),
+        (MAP.replace('division = "closed"', 'division = "closd"'), "entry[0].division"),
+        (MAP.replace('round = "v4.1"', 'round = "4.1"'), "entry[0].round"),
+        (MAP.replace('model = "llama2-70b"', 'model = "llama2-70b-99"'), "entry[0].model"),
+        (MAP.replace('platform = "H200-SXM-141GBx8_TRT"', 'platform = ""'), "entry[0].platform"),
+        (MAP.replace(f'commit = "{SHA}"', 'commit = "a2f5d66"'), "entry[0].commit"),
+        (MAP.replace('classes = { Offline = "H200_SXM_141GBx8" }', 'classes = { Server = "H200_SXM_141GBx8" }'), "entry[0].classes"),
+        (MAP.replace('harness_says = "fp8"', 'harness_says = "fp16"'), "entry[0].harness_says"),
+        (MAP + MAP, "entry[1].files.Offline"),
+    ],
+)
+def test_a_broken_map_entry_is_an_input_error_naming_it(text, field):
+    with pytest.raises(InputError) as exc:
+        W.parse_map(text, path="m.toml")
+    assert exc.value.field == field and exc.value.path == "m.toml"
+    assert "m.toml" in str(exc.value) and field in str(exc.value)
+
+
+def test_a_map_that_is_not_toml_is_an_input_error():
+    with pytest.raises(InputError, match="not valid TOML") as exc:
+        W.parse_map("[[entry]\n", path="m.toml")
+    assert exc.value.path == "m.toml"
+
+
+def test_the_cli_reports_a_broken_map_with_exit_2_and_writes_nothing(kb_root, monkeypatch, capsys):
+    from inferkb.cli import main
+
+    monkeypatch.setattr(W, "evidence_map", lambda: W.parse_map(MAP.replace("Offline = ", "Offlne = ", 1), path="bad-map.toml"))
+    path = kb_root / "data" / "benchmarks" / "m-covered.json"
+    before = path.read_bytes()
+    with pytest.raises(SystemExit) as exc:
+        main(["derive", W.NAME, "--kb", str(kb_root), "--write"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2, err
+    assert "bad-map.toml" in err and "entry[0].files.Offlne" in err and "unknown scenario" in err
+    assert "Traceback" not in err
+    assert path.read_bytes() == before
+
+
+# ---- the bundled map and KB -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bundled() -> inferkb.KB:
+    return inferkb.open()
+
+
+def test_every_bundled_entry_cites_the_pinned_v4_1_results_and_covers_records(bundled):
+    entries = W.evidence_map()
+    assert len(entries) == 12
+    subs = [r.data.get("submission") or {} for r in bundled.by_type("benchmark")]
+    for e in entries:
+        assert e.repo == "mlcommons/inference_results_v4.1" and e.commit == SHA
+        assert "use_fp8 = True" in e.decides and (e.table_says, e.harness_says) == ("fp16", "fp8")
+        assert sum(e.covers(s) for s in subs) == 4, e.platform
+
+
+def test_bundled_h100_record_is_fp8_gap_and_b200_stays_fp16_listed_in_the_gotcha(bundled):
+    h100 = bundled.records[H100].data
+    assert h100["format_id"] is None and h100["submission"]["weight_data_types"] == "fp16"
+    gap = h100["condition_gaps"]["format_id"]
+    assert f"closed/NVIDIA/configs/llama2-70b/Offline/__init__.py@{SHA}" in gap["reason"]
+    assert "class H100_SXM_80GB_TP2x4" in gap["reason"] and "so the weights are FP8, not FP16" in gap["reason"]
+    assert W.table_contradicted(h100)
+    # No B200 class in the v4.1 llama2-70b configs read: the table's value stays, and the gotcha names the record.
+    b200 = bundled.records[B200].data
+    assert b200["format_id"] == "fp16" and "format_id" not in b200["condition_gaps"]
+    assert B200.split("/")[1] in bundled.records[GOTCHA].data["affects"]
+    assert H100.split("/")[1] not in bundled.records[GOTCHA].data["affects"]
+
+
+def test_the_gotcha_lists_exactly_the_tensorrt_records_still_fp16_on_fp8_hardware(bundled):
+    still = {
+        r.id
+        for r in bundled.by_type("benchmark")
+        if r.id.startswith("mlperf-v4-1-")
+        and r.data.get("format_id") == "fp16"
+        and r.data.get("engine_id") == "tensorrt"
+        and r.data.get("accelerator_ids") != ["nvidia-jetson-agx-orin-64gb"]
+    }
+    affects = set(bundled.records[GOTCHA].data["affects"]) - {"mlperf-inference-v4-1-summary-results"}
+    assert affects == still and len(still) == 236
+
+
+def test_no_changed_bundled_record_is_measured_against_the_fp16_peak(bundled):
+    changed = [r for r in bundled.by_type("benchmark") if W.table_contradicted(r.data)]
+    assert len(changed) == 48
+    for r in changed:
+        acc = bundled.resolve(r.data["accelerator_ids"][0], "accelerator")
+        peak, basis = mfu_peak(bundled, r.data, acc.data.get("flops") or [])
+        assert stated_weight_bits(bundled, r.data)[0] is None
+        # no MFU at all where the accelerator record has no FLOPS table (GH200 144GB), never the 16-bit peak
+        assert peak is None or peak[1] not in ("bf16", "fp16"), (r.id, peak)
+        assert basis.startswith("fastest datapath")
+
+
+def test_the_derivation_has_nothing_left_to_do_on_the_bundled_kb(bundled):
+    res = derive.run(bundled, W.NAME)
+    assert res.changes == [] and res.proof.ok
