@@ -8,8 +8,11 @@ The implied model bandwidth utilisation (MBU) above 100% is impossible, above
 90% suspicious. For throughput and prefill (``prefill_tok_s``,
 ``tps_aggregate``, ``output_tok_s``, ``total_tok_s``, and a decode rate
 counted per device/node/aggregate) the ceiling is peak dense FLOPs ÷ 2 ×
-active parameters per token; MFU above 100% is impossible. Formulas and their
-sources are in :mod:`inferkb.roofline`.
+active parameters per token; MFU above 100% is impossible. That peak is the
+stored format's (a harness's file size first); when only the peak of the
+record's stated format (what ``inferkb roofline`` and the site divide by) puts
+MFU above 100%, the finding is KB506, a warning. Formulas and their sources are
+in :mod:`inferkb.roofline`.
 
 Inputs and where they come from, in order: model size — the model record
 (``model_id``, or the ``model`` text matched against model ids, names and
@@ -107,6 +110,23 @@ KB505 = register(
         "With the count unknown the rate is either impossible (one device) or from an unrecorded multi-device run; either way the record must say.",
         '{"accelerator_count": 2, ...}',
         "70B 4-bit at 45 tok/s on 'RTX 5090', count not stated -> 108% of one device",
+    )
+)
+
+KB506 = register(
+    Rule(
+        "KB506",
+        "mfu-above-stated-format-peak",
+        "warning",
+        "physical-plausibility",
+        "A throughput or prefill rate implies MFU above 100% of the dense peak at the record's STATED weight format.",
+        "`inferkb roofline` and the site's roofline page measure MFU against the dense peak of the format the record states "
+        "(format_id, else submission.weight_data_types: analysis.roofline.mfu_peak). KB503 checks the format the weights are "
+        "stored in (a harness's own file size first), which can be narrower and so faster; when only the stated format puts "
+        "the rate above the peak, the reader sees an MFU no hardware can produce. Usual causes: a wrong format_id, a wrong "
+        "device count, or a per-system value labelled per accelerator.",
+        "Llama 2 70B FP16 on 1x B200: 12,000 tok/s -> 75% of the 2,250 TFLOPS BF16 peak",
+        "Llama 2 70B stated FP16, file size 4.5 bits, on 1x H100: 8,000 tok/s -> 113% of the 989.5 TFLOPS BF16 peak",
     )
 )
 
@@ -461,6 +481,8 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
                 )
             ]
         return []
+    if kind == "throughput" and util <= 1:
+        return _stated_format_mfu(kb, rec, acc, rate, params, n, dev_basis, extra, where)
     if util > 1:
         rule = KB501 if kind == "decode" else KB503
         spec = kind == "decode" and any(_SPEC_DECODE.search(data.get(f) or "") for f in ("name", "unit", "methodology", "notes"))
@@ -478,6 +500,31 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
     if kind == "decode" and util > MBU_SUSPICIOUS:
         return [KB502.finding(f"{metric} {value:g} implies {what} {util:.0%} (> 90%): {detail}", extra=extra, **where)]
     return []
+
+
+def _stated_format_mfu(
+    kb: KB, rec: Record, acc: Record, rate: float, params: float, devices: int, dev_basis: str, extra: dict, where: dict
+) -> list:
+    """KB506 when the MFU against the stated format's dense peak (what ``inferkb roofline`` and the site show) is above 100%."""
+    from ..analysis.roofline import mfu_peak
+
+    peak, which = mfu_peak(kb, rec.data, acc.data.get("flops") or [])
+    if peak is None:
+        return []
+    tflops, precision = peak
+    util = roofline.mfu(rate, params, tflops, devices)
+    if util <= 1:
+        return []
+    metric, value = rec.data.get("metric"), rec.data.get("value")
+    return [
+        KB506.finding(
+            f"{rec.id}: {metric} {value:g} implies MFU {util:.0%} against {devices} x {tflops:g} dense {precision} TFLOPS ({acc.id}; "
+            f"{which}), more than any hardware can do; likely a wrong format_id, a wrong device count ({dev_basis}) or a "
+            "per-system value labelled per accelerator",
+            extra=dict(extra, mfu_stated_format=round(util, 4), peak_tflops=tflops, peak_precision=precision),
+            **where,
+        )
+    ]
 
 
 @audit("physical-plausibility", "Decode rates vs memory-bandwidth roofline (MBU) and throughput vs peak FLOPs (MFU).", cost=0.3)
