@@ -121,7 +121,7 @@ KB506 = register(
         "physical-plausibility",
         "A throughput or prefill rate implies MFU above 100% of the dense peak at the record's STATED weight format.",
         "`inferkb roofline` and the site's roofline page measure MFU against the dense peak of the format the record states "
-        "(format_id, else submission.weight_data_types: analysis.roofline.mfu_peak). KB503 checks the format the weights are "
+        "(format_id, else submission.weight_data_types: mfu_peak). KB503 checks the format the weights are "
         "stored in (a harness's own file size first), which can be narrower and so faster; when only the stated format puts "
         "the rate above the peak, the reader sees an MFU no hardware can produce. Usual causes: a wrong format_id, a wrong "
         "device count, or a per-system value labelled per accelerator.",
@@ -248,6 +248,53 @@ def storage_bits(rec: Record) -> tuple[float, str] | None:
         return float(m.group(1)), f"{float(m.group(1)):g} bits per weight (read from the record's bits text {bits!r})"
     per_weight = roofline.bytes_per_weight(str(d.get("scheme") or ""))
     return (per_weight * 8, f"{per_weight * 8:g} bits per weight (from the scheme name)") if per_weight else None
+
+
+# With no stated weight format the MFU peak is the narrowest datapath's (4-bit): the highest, so never too low.
+UNKNOWN_FORMAT_BITS = 4
+
+
+def stated_weight_bits(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
+    """Bits stored per weight in the format a benchmark record states, and where they came from.
+
+    ``format_id`` resolved to a quantization record (its storage bits, block scales
+    included: :func:`storage_bits`), else a format name in
+    ``format_id``, else ``submission.weight_data_types`` (MLPerf tables). ``(None,
+    "weight format not stated")`` when the record names none.
+    """
+    fid = data.get("format_id")
+    if isinstance(fid, str) and fid:
+        q = kb.resolve(fid, "quantization")
+        found = storage_bits(q) if q else None
+        if found:
+            return found[0], f"format {fid} ({found[1]})"
+        per_weight = roofline.bytes_per_weight(fid)
+        if per_weight:
+            return per_weight * 8, f"format id {fid}"
+    sub = data.get("submission")
+    if isinstance(sub, dict) and isinstance(sub.get("weight_data_types"), str):
+        per_weight = roofline.bytes_per_weight(sub["weight_data_types"])
+        if per_weight:
+            return per_weight * 8, f"submission.weight_data_types {sub['weight_data_types']!r}"
+    return None, "weight format not stated"
+
+
+def mfu_peak(
+    kb: KB, data: dict[str, Any], flops_rows: list[dict], stated: tuple[float | None, str] | None = None
+) -> tuple[tuple[float, str] | None, str]:
+    """The dense peak a benchmark's MFU is measured against, ``((TFLOPS, precision) | None, which peak and why)``.
+
+    The fastest datapath at least as wide as the record's stated weight format
+    (:func:`stated_weight_bits`, :func:`inferkb.roofline.peak_dense_tflops`); the
+    fastest of all (4-bit and wider) only when the record states no format. The
+    site's roofline pages and ``inferkb roofline`` both use it. ``stated``: the
+    caller's :func:`stated_weight_bits` of ``data`` when it has it already.
+    """
+    bits, basis = stated if stated is not None else stated_weight_bits(kb, data)
+    peak = roofline.peak_dense_tflops(flops_rows, bits if bits is not None else UNKNOWN_FORMAT_BITS)
+    if bits is None:
+        return peak, "fastest datapath: the record states no weight format"
+    return peak, f"peak at the record's weight format, {basis}"
 
 
 def weight_bytes(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
@@ -506,8 +553,6 @@ def _stated_format_mfu(
     kb: KB, rec: Record, acc: Record, rate: float, params: float, devices: int, dev_basis: str, extra: dict, where: dict
 ) -> list:
     """KB506 when the MFU against the stated format's dense peak (what ``inferkb roofline`` and the site show) is above 100%."""
-    from ..analysis.roofline import mfu_peak
-
     peak, which = mfu_peak(kb, rec.data, acc.data.get("flops") or [])
     if peak is None:
         return []
