@@ -106,6 +106,40 @@ def test_throughput_under_peak_flops_passes(tmp_path):
     assert found == [] and figs["per_record"]["x"]["mfu"] == pytest.approx(0.8)
 
 
+# The harness's file size says 8 bits per weight (KB503 checks against the 200 TFLOPS FP8 peak); the record
+# states BF16, whose 100 TFLOPS peak is what `inferkb roofline` and the site divide by.
+EIGHT_BIT_FILE = {"model_size": 8e9, "model_n_params": 8e9}
+
+
+def test_mfu_above_the_stated_format_peak_is_a_warning_naming_peak_and_causes(tmp_path):
+    # 10,000 tok/s x 2 x 8e9 = 1.6e14 FLOP/s: 80% of 200 FP8 TFLOPS (no KB503), 160% of 100 BF16 TFLOPS
+    found, figs = run(tmp_path, bench("x", metric="tps_aggregate", value=10000.0, value_scope="aggregate", submission=EIGHT_BIT_FILE))
+    assert figs["per_record"]["x"]["mfu"] == pytest.approx(0.8)
+    assert codes(found) == [("KB506", "warning")]
+    message = found[0].message
+    assert message.startswith("x: tps_aggregate 10000 implies MFU 160% against 1 x 100 dense bf16 TFLOPS (test-gpu;")
+    assert "format bf16" in message
+    assert "wrong format_id" in message and "wrong device count" in message and "per-system value" in message
+    assert found[0].extra["mfu_stated_format"] == pytest.approx(1.6)
+
+
+def test_mfu_at_95_percent_of_the_stated_format_peak_is_not_flagged(tmp_path):
+    # 5,937.5 x 1.6e10 = 9.5e13 -> 95% of 100 BF16 TFLOPS
+    found, _ = run(tmp_path, bench("x", metric="tps_aggregate", value=5937.5, value_scope="aggregate", submission=EIGHT_BIT_FILE))
+    assert found == []
+
+
+def test_a_rate_already_impossible_at_its_storage_format_is_kb503_not_also_kb506(tmp_path):
+    found, _ = run(tmp_path, bench("x", metric="tps_aggregate", value=30000.0, value_scope="aggregate", submission=EIGHT_BIT_FILE))
+    assert codes(found) == [("KB503", "error")]
+
+
+def test_no_bundled_record_is_above_the_stated_format_peak():
+    # Measured on the bundled KB: 0 records (highest with a known device count: 70.09%, the B200 FP16 Llama-2-70B offline run).
+    found = inferkb.open().audit(AUDIT).findings
+    assert [f.record for f in found if f.code == "KB506"] == []
+
+
 def test_size_from_a_dense_model_name_is_used_and_said(tmp_path):
     # Llama-2-70B: 70e9 x 2 B = 1.4e11 B/token; 8 tok/s -> 1.12e12 B/s -> 112%
     found, figs = run(tmp_path, bench("x", value=8.0, model_id=None, model="meta-llama/Llama-2-70B"))

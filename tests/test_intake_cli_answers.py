@@ -112,3 +112,19 @@ def test_link_models_reports_each_unknown_model_string_once_with_its_record_coun
     assert link_models(inferkb.open(), records, unlinked) == []
     assert unlinked == ["'acme/NoSuchModel-9B' matches no model id, name or alias of this KB: model_id stays null (3 records)"]
     assert all(r.get("model_id") is None for r in records)
+
+
+def test_a_misspelt_format_is_answered_with_the_close_name_exit_2():
+    proc = run("intake", "mlpref", "summary.csv", "--format", "json")
+    assert proc.returncode == 2
+    answer = json.loads(proc.stdout)
+    assert set(answer) == {"error", "message", "exit_code"}
+    assert answer["error"] == "usage"
+    assert "unknown format 'mlpref' (did you mean 'mlperf'?); formats: " in answer["message"]
+
+
+def test_a_format_near_no_name_gets_no_guess():
+    proc = run("intake", "zzzz", "summary.csv")
+    assert proc.returncode == 2
+    assert "unknown format 'zzzz'; formats: vllm-latency" in proc.stderr
+    assert "did you mean" not in proc.stderr

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
 from .profile import ANY_TYPE
-from .query_expr import Condition, _walk, close_values, parse_conditions
+from .query_expr import Condition, _walk, absent_value_near, parse_conditions
 from .query_index import Catalog, fts_query
 from .query_table import Deferred, Hit, Rows, parse_fields, parse_sort, tabulate
 from .schemas import schema_doc
@@ -238,14 +238,13 @@ def _absent_value_notes(cat: Catalog, rtype: str | None, conds: list[Condition],
             everywhere |= values
             if values and all(c.test(data)[0] for c in others):
                 rest.update(values)
-        asked = set(cond.values)
-        if asked & set(rest) or (not rest and asked & everywhere) or not everywhere:
+        near = absent_value_near(cond.values, rest, everywhere) if everywhere else None
+        if near is None:
             continue
         scope = f"{rtype} record" if rtype else "record"
         where = f" where {' and '.join(map(str, others))}" if others else ""
         note = f"no {scope}{where} has {cond}"
-        near = [v for a in cond.values for v in close_values(a, everywhere)]
-        note += f" (did you mean {' or '.join(dict.fromkeys(near))}?)" if near else ""
+        note += f" (did you mean {' or '.join(near)}?)" if near else ""
         if rest:
             top = ", ".join(f"{v} {n:,}" for v, n in sorted(rest.items(), key=lambda kv: (-kv[1], kv[0]))[:shown])
             more = f" and {len(rest) - shown:,} more" if len(rest) > shown else ""

@@ -364,6 +364,23 @@ def field_values(data: dict[str, Any], field: str) -> Any:
     return value
 
 
+def absent_value_near(asked: Iterable[str], rest: Iterable[str], everywhere: Iterable[str]) -> list[str] | None:
+    """For one filter of a selection that matched nothing: is its value to blame, and which values it may have meant.
+
+    ``asked``: the filter's value(s); ``rest``: the values of its field in the records the
+    other filters select; ``everywhere``: the field's values in every record. ``None`` when
+    the value is not to blame — a record the others select has it, or the others select
+    nothing and it is somewhere in the KB (a right value beside a typo is not blamed); else
+    :func:`close_values` of each asked value, first seen first (possibly empty). Serves
+    ``where``/``query`` (:func:`inferkb.query.find`) and ``compare``'s empty selections.
+    """
+    asked = list(asked)
+    rest, everywhere = set(rest), set(everywhere)
+    if set(asked) & rest or (not rest and set(asked) & everywhere):
+        return None
+    return list(dict.fromkeys(v for a in asked for v in close_values(a, everywhere)))
+
+
 def close_values(asked: str, values: Iterable[str], limit: int = 3) -> list[str]:
     """The ``values`` close to ``asked``: those it is a prefix or part of (``mlperf`` -> ``mlperf-inference``), then difflib's
     near matches (ratio >= 0.6: ``ofline`` -> ``offline``); at most ``limit``, in that order."""

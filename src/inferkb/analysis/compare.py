@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..arms import arm_deltas
 from ..hardware import normalise
-from ..query_expr import close_values
+from ..query_expr import absent_value_near
 from .common import AnalysisError, is_number, lookup, mlperf_division, mlperf_round, per_accelerator, rate_label, token_basis
 from .comparability import CONDITION_NAMES, check_vary, conditions_of, key_id
 
@@ -315,10 +315,11 @@ def _absent_values(kb: KB, asked: dict[str, Any]) -> tuple[dict[str, dict[str, i
             continue
         values = values_of_selection(kb, fld, **{k: v for k, v in asked.items() if k != name})
         everywhere = {str(r.data.get(fld)) for r in kb.by_type("benchmark") if r.data.get(fld)}
-        if value in values or (not values and value in everywhere):
+        close = absent_value_near([value], values, everywhere)
+        if close is None:
             continue  # the value exists where the rest selects, or the rest selects nothing: another filter emptied it
         have[name] = values
-        near[name] = close_values(value, everywhere)
+        near[name] = close
     return have, near
 
 

@@ -64,7 +64,10 @@ class Outside:
 
 @dataclass
 class ParetoResult:
-    """Result of :func:`pareto`: axes (``x`` metric and stat, its ``x_direction``; ``y`` label), ``classes``, ``outside``."""
+    """Result of :func:`pareto`: axes (``x`` metric and stat, its ``x_direction``; ``y`` label), ``classes``, ``outside``.
+
+    ``hint``: when most selected points lack the x metric, which other x metrics they carry (:func:`x_metric_hint`), else ``None``.
+    """
 
     x: str
     x_direction: str
@@ -74,6 +77,7 @@ class ParetoResult:
     outside: list[Outside] = field(default_factory=list)
     selected: int = 0
     metrics_without_filter: dict[str, int] = field(default_factory=dict)
+    hint: str | None = None
 
     @property
     def metric_absent(self) -> bool:
@@ -135,6 +139,66 @@ def frontier(points: list[tuple[str, float, float]], x_higher: bool) -> list[str
     return out
 
 
+def x_metric_counts(kb: KB, records: Iterable[Record], exclude: str, skip: Iterable[str] = ("load",)) -> dict[str, tuple[int, int]]:
+    """``{metric: (records, points)}`` for the registry metrics that could be the x axis instead of ``exclude``; best first.
+
+    A metric qualifies as :func:`pareto` accepts it (a higher/lower ``direction`` in
+    the registry) and is not a throughput (``measures`` "throughput": that is the y
+    axis). ``records``: those with a per-accelerator figure and the metric in their
+    ``metrics`` block (their headline metric is the y); ``points``: of those, the
+    ones stating every condition a class needs (all but ``skip``), so they would
+    be drawn. Best first: most points, then most records, then by name.
+    """
+    candidates = {
+        m
+        for m, info in kb.metrics.items()
+        if m != exclude and info.get("direction") in ("higher", "lower") and info.get("measures") != "throughput"
+    }
+    counts: dict[str, list[int]] = {}
+    for rec in records:
+        d = rec.data
+        block = d.get("metrics")
+        if not isinstance(block, dict) or per_accelerator(d)[0] is None:
+            continue
+        carried = [m for m in candidates.intersection(block) if m != d.get("metric") and x_value(d, m, None)[0] is not None]
+        if not carried:
+            continue
+        complete = not conditions_of(d).missing(skip)
+        for m in carried:
+            tally = counts.setdefault(m, [0, 0])
+            tally[0] += 1
+            tally[1] += complete
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))
+    return {m: (n, points) for m, (n, points) in ordered}
+
+
+def x_metric_hint(
+    kb: KB, records: list[Record], x_metric: str, outside: list[Outside], skip: Iterable[str] = ("load",), shown: int = 5
+) -> str | None:
+    """A ``hint:`` line when most of ``records`` lie outside because they carry no ``x_metric``; ``None`` otherwise or when none carries another x metric.
+
+    Example: ``"hint: in this selection, ttft_ms is in 412 records (300 stating every class condition), tpot_ms in 300 (0);
+    try --pareto ttft_ms"``; with no metric giving a point it says so instead of suggesting one.
+    """
+    absent = sum(1 for o in outside if o.reason == f"no {x_metric} in the record")
+    if not records or absent * 2 <= len(records):
+        return None
+    counts = x_metric_counts(kb, records, x_metric, skip)
+    if not counts:
+        return None
+    items = list(counts.items())[:shown]
+    (m0, (n0, p0)), rest = items[0], items[1:]
+    listed = ", ".join(
+        [
+            f"{m0} is in {n0} record{'s' if n0 != 1 else ''} ({p0} stating every class condition)",
+            *(f"{m} in {n} ({p})" for m, (n, p) in rest),
+        ]
+    )
+    more = f", and {len(counts) - shown} more metric(s)" if len(counts) > shown else ""
+    advice = f"try --pareto {m0}" if p0 else "none of them states every condition a class needs (reasons below)"
+    return f"hint: in this selection, {listed}{more}; {advice}"
+
+
 def pareto(
     kb: KB,
     *,
@@ -169,6 +233,7 @@ def pareto(
     if direction not in ("higher", "lower"):
         raise AnalysisError(f"metric {x_metric!r} has no direction in the registry; a frontier needs one")
     without_metric: dict[str, int] = {}
+    selected_here = records is None
     if records is None:
         others = dict(model=model, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin)
         records, filters = select(kb, metric=metric, **others)
@@ -209,4 +274,8 @@ def pareto(
         classes.append(ParetoClass(key_id(key), shown[key], points, front))
     classes.sort(key=lambda c: (-len(c.points), c.id))
     x_label = f"{x_metric}{':' + x_stat if x_stat else ''}"
-    return ParetoResult(x_label, direction, "headline throughput per accelerator", filters, classes, outside, len(records), without_metric)
+    # The hint is advice for a command line (--pareto); callers passing ``records`` (the site, per group) skip its extra pass.
+    hint = x_metric_hint(kb, records, x_metric, outside, skip) if selected_here else None
+    return ParetoResult(
+        x_label, direction, "headline throughput per accelerator", filters, classes, outside, len(records), without_metric, hint
+    )

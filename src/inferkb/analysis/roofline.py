@@ -27,6 +27,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import roofline as calc
+
+# stated_weight_bits and UNKNOWN_FORMAT_BITS lived here; audit.plausibility is their home now (KB506 uses them), kept importable.
+from ..audit.plausibility import UNKNOWN_FORMAT_BITS, mfu_peak, stated_weight_bits  # noqa: F401
 from .common import AnalysisError, devices_of, is_number, lookup, positive_int, rate_label, require_number
 from .fit import DEFAULT_KV_FORMAT, bytes_per_element, fit, input_warnings, kv_geometry
 
@@ -249,63 +252,6 @@ def _measured(kb: KB, model_id: str, acc_id: str) -> list[Record]:
         for r in kb.by_type("benchmark")
         if r.data.get("model_id") == model_id and list(dict.fromkeys(r.data.get("accelerator_ids") or [])) == [acc_id]
     ]
-
-
-# With no stated weight format the MFU peak is the narrowest datapath's (4-bit): the highest, so never too low.
-UNKNOWN_FORMAT_BITS = 4
-
-
-def stated_weight_bits(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
-    """Bits stored per weight in the format a benchmark record states, and where they came from.
-
-    ``format_id`` resolved to a quantization record (its storage bits, block scales
-    included: :func:`inferkb.audit.plausibility.storage_bits`), else a format name in
-    ``format_id``, else ``submission.weight_data_types`` (MLPerf tables) unless the record's
-    ``condition_gaps.format_id`` says the harness config contradicts it
-    (:func:`inferkb.intake.mlperf_weight_formats.table_contradicted`). ``(None,
-    "weight format not stated")`` when the record names none.
-    """
-    from ..audit.plausibility import storage_bits
-    from ..intake.mlperf_weight_formats import table_contradicted
-
-    fid = data.get("format_id")
-    if isinstance(fid, str) and fid:
-        q = kb.resolve(fid, "quantization")
-        found = storage_bits(q) if q else None
-        if found:
-            return found[0], f"format {fid} ({found[1]})"
-        per_weight = calc.bytes_per_weight(fid)
-        if per_weight:
-            return per_weight * 8, f"format id {fid}"
-    sub = data.get("submission")
-    if table_contradicted(data):
-        return (
-            None,
-            "weight format not stated (the table's weight_data_types is contradicted by the harness config: condition_gaps.format_id)",
-        )
-    if isinstance(sub, dict) and isinstance(sub.get("weight_data_types"), str):
-        per_weight = calc.bytes_per_weight(sub["weight_data_types"])
-        if per_weight:
-            return per_weight * 8, f"submission.weight_data_types {sub['weight_data_types']!r}"
-    return None, "weight format not stated"
-
-
-def mfu_peak(
-    kb: KB, data: dict[str, Any], flops_rows: list[dict], stated: tuple[float | None, str] | None = None
-) -> tuple[tuple[float, str] | None, str]:
-    """The dense peak a benchmark's MFU is measured against, ``((TFLOPS, precision) | None, which peak and why)``.
-
-    The fastest datapath at least as wide as the record's stated weight format
-    (:func:`stated_weight_bits`, :func:`inferkb.roofline.peak_dense_tflops`); the
-    fastest of all (4-bit and wider) only when the record states no format. The
-    site's roofline pages and ``inferkb roofline`` both use it. ``stated``: the
-    caller's :func:`stated_weight_bits` of ``data`` when it has it already.
-    """
-    bits, basis = stated if stated is not None else stated_weight_bits(kb, data)
-    peak = calc.peak_dense_tflops(flops_rows, bits if bits is not None else UNKNOWN_FORMAT_BITS)
-    if bits is None:
-        return peak, "fastest datapath: the record states no weight format"
-    return peak, f"peak at the record's weight format, {basis}"
 
 
 def _place(kb: KB, rec: Record, weights: float, active: float, bw: float, arec: Record) -> Placed:

@@ -8,8 +8,11 @@ The implied model bandwidth utilisation (MBU) above 100% is impossible, above
 90% suspicious. For throughput and prefill (``prefill_tok_s``,
 ``tps_aggregate``, ``output_tok_s``, ``total_tok_s``, and a decode rate
 counted per device/node/aggregate) the ceiling is peak dense FLOPs ÷ 2 ×
-active parameters per token; MFU above 100% is impossible. Formulas and their
-sources are in :mod:`inferkb.roofline`.
+active parameters per token; MFU above 100% is impossible. That peak is the
+stored format's (a harness's file size first); when only the peak of the
+record's stated format (what ``inferkb roofline`` and the site divide by) puts
+MFU above 100%, the finding is KB506, a warning. Formulas and their sources are
+in :mod:`inferkb.roofline`.
 
 Inputs and where they come from, in order: model size — the model record
 (``model_id``, or the ``model`` text matched against model ids, names and
@@ -107,6 +110,23 @@ KB505 = register(
         "With the count unknown the rate is either impossible (one device) or from an unrecorded multi-device run; either way the record must say.",
         '{"accelerator_count": 2, ...}',
         "70B 4-bit at 45 tok/s on 'RTX 5090', count not stated -> 108% of one device",
+    )
+)
+
+KB506 = register(
+    Rule(
+        "KB506",
+        "mfu-above-stated-format-peak",
+        "warning",
+        "physical-plausibility",
+        "A throughput or prefill rate implies MFU above 100% of the dense peak at the record's STATED weight format.",
+        "`inferkb roofline` and the site's roofline page measure MFU against the dense peak of the format the record states "
+        "(format_id, else submission.weight_data_types: mfu_peak). KB503 checks the format the weights are "
+        "stored in (a harness's own file size first), which can be narrower and so faster; when only the stated format puts "
+        "the rate above the peak, the reader sees an MFU no hardware can produce. Usual causes: a wrong format_id, a wrong "
+        "device count, or a per-system value labelled per accelerator.",
+        "Llama 2 70B FP16 on 1x B200: 12,000 tok/s -> 75% of the 2,250 TFLOPS BF16 peak",
+        "Llama 2 70B stated FP16, file size 4.5 bits, on 1x H100: 8,000 tok/s -> 113% of the 989.5 TFLOPS BF16 peak",
     )
 )
 
@@ -228,6 +248,62 @@ def storage_bits(rec: Record) -> tuple[float, str] | None:
         return float(m.group(1)), f"{float(m.group(1)):g} bits per weight (read from the record's bits text {bits!r})"
     per_weight = roofline.bytes_per_weight(str(d.get("scheme") or ""))
     return (per_weight * 8, f"{per_weight * 8:g} bits per weight (from the scheme name)") if per_weight else None
+
+
+# With no stated weight format the MFU peak is the narrowest datapath's (4-bit): the highest, so never too low.
+UNKNOWN_FORMAT_BITS = 4
+
+
+def stated_weight_bits(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
+    """Bits stored per weight in the format a benchmark record states, and where they came from.
+
+    ``format_id`` resolved to a quantization record (its storage bits, block scales
+    included: :func:`storage_bits`), else a format name in
+    ``format_id``, else ``submission.weight_data_types`` (MLPerf tables) unless the record's
+    ``condition_gaps.format_id`` says the harness config contradicts it
+    (:func:`inferkb.intake.mlperf_weight_formats.table_contradicted`). ``(None,
+    "weight format not stated")`` when the record names none.
+    """
+    from ..intake.mlperf_weight_formats import table_contradicted
+
+    fid = data.get("format_id")
+    if isinstance(fid, str) and fid:
+        q = kb.resolve(fid, "quantization")
+        found = storage_bits(q) if q else None
+        if found:
+            return found[0], f"format {fid} ({found[1]})"
+        per_weight = roofline.bytes_per_weight(fid)
+        if per_weight:
+            return per_weight * 8, f"format id {fid}"
+    sub = data.get("submission")
+    if table_contradicted(data):
+        return (
+            None,
+            "weight format not stated (the table's weight_data_types is contradicted by the harness config: condition_gaps.format_id)",
+        )
+    if isinstance(sub, dict) and isinstance(sub.get("weight_data_types"), str):
+        per_weight = roofline.bytes_per_weight(sub["weight_data_types"])
+        if per_weight:
+            return per_weight * 8, f"submission.weight_data_types {sub['weight_data_types']!r}"
+    return None, "weight format not stated"
+
+
+def mfu_peak(
+    kb: KB, data: dict[str, Any], flops_rows: list[dict], stated: tuple[float | None, str] | None = None
+) -> tuple[tuple[float, str] | None, str]:
+    """The dense peak a benchmark's MFU is measured against, ``((TFLOPS, precision) | None, which peak and why)``.
+
+    The fastest datapath at least as wide as the record's stated weight format
+    (:func:`stated_weight_bits`, :func:`inferkb.roofline.peak_dense_tflops`); the
+    fastest of all (4-bit and wider) only when the record states no format. The
+    site's roofline pages and ``inferkb roofline`` both use it. ``stated``: the
+    caller's :func:`stated_weight_bits` of ``data`` when it has it already.
+    """
+    bits, basis = stated if stated is not None else stated_weight_bits(kb, data)
+    peak = roofline.peak_dense_tflops(flops_rows, bits if bits is not None else UNKNOWN_FORMAT_BITS)
+    if bits is None:
+        return peak, "fastest datapath: the record states no weight format"
+    return peak, f"peak at the record's weight format, {basis}"
 
 
 def weight_bytes(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:
@@ -461,6 +537,8 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
                 )
             ]
         return []
+    if kind == "throughput" and util <= 1:
+        return _stated_format_mfu(kb, rec, acc, rate, params, n, dev_basis, extra, where)
     if util > 1:
         rule = KB501 if kind == "decode" else KB503
         spec = kind == "decode" and any(_SPEC_DECODE.search(data.get(f) or "") for f in ("name", "unit", "methodology", "notes"))
@@ -478,6 +556,29 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
     if kind == "decode" and util > MBU_SUSPICIOUS:
         return [KB502.finding(f"{metric} {value:g} implies {what} {util:.0%} (> 90%): {detail}", extra=extra, **where)]
     return []
+
+
+def _stated_format_mfu(
+    kb: KB, rec: Record, acc: Record, rate: float, params: float, devices: int, dev_basis: str, extra: dict, where: dict
+) -> list:
+    """KB506 when the MFU against the stated format's dense peak (what ``inferkb roofline`` and the site show) is above 100%."""
+    peak, which = mfu_peak(kb, rec.data, acc.data.get("flops") or [])
+    if peak is None:
+        return []
+    tflops, precision = peak
+    util = roofline.mfu(rate, params, tflops, devices)
+    if util <= 1:
+        return []
+    metric, value = rec.data.get("metric"), rec.data.get("value")
+    return [
+        KB506.finding(
+            f"{rec.id}: {metric} {value:g} implies MFU {util:.0%} against {devices} x {tflops:g} dense {precision} TFLOPS ({acc.id}; "
+            f"{which}), more than any hardware can do; likely a wrong format_id, a wrong device count ({dev_basis}) or a "
+            "per-system value labelled per accelerator",
+            extra=dict(extra, mfu_stated_format=round(util, 4), peak_tflops=tflops, peak_precision=precision),
+            **where,
+        )
+    ]
 
 
 @audit("physical-plausibility", "Decode rates vs memory-bandwidth roofline (MBU) and throughput vs peak FLOPs (MFU).", cost=0.3)

@@ -252,7 +252,8 @@ def _short(v: Any) -> str:
     "--pareto",
     "pareto_x",
     metavar="METRIC[:STAT]",
-    help="Pareto frontier of per-accelerator throughput vs this metric, per class (e.g. tok_s_per_user, ttft_ms:p99).",
+    help="Pareto frontier of per-accelerator throughput vs this metric, per class (e.g. tok_s_per_user, ttft_ms:p99). "
+    "When most selected records lack the metric, a 'hint:' line (JSON 'hint') names the x metrics they do carry, best first.",
 )
 @click.option(
     "--history", "history_mode", is_flag=True, help="The same system (system_series) across MLPerf rounds, with software changes."
@@ -416,6 +417,8 @@ def compare(
         )
         if res.metric_absent:
             console.print(_metric_absent_text(res))
+        if res.hint:
+            console.print(res.hint)
         by_reason = res.outside_by_reason()
         if len(res.outside) > 10 and not show_all:
             console.print("outside by reason:")

@@ -207,7 +207,9 @@ def intake(
             click.echo(f"{imp.name:18} {imp.description}")
         return
     if fmt_name not in registry:
-        raise UsageError(f"unknown format {fmt_name!r}; formats: {', '.join(registry)}")
+        near = difflib.get_close_matches(fmt_name, list(registry), n=1, cutoff=0.6)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise UsageError(f"unknown format {fmt_name!r}{hint}; formats: {', '.join(registry)}")
     importer = registry[fmt_name]
     arm_list = _arms(arms)
     if not files and not arm_list:
