@@ -55,6 +55,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.audit.staleness",
         "inferkb.audit.device_count",
         "inferkb.audit.datasheet",
+        "inferkb.audit.names",
     ),
     "importers": (
         "inferkb.intake.vllm_latency",
@@ -84,6 +85,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.derive.llm_inference_bench_format",
         "inferkb.derive.mlperf_weight_format",
         "inferkb.derive.same_measurement",
+        "inferkb.derive.distinct_names",
     ),
     "exporters": ("inferkb.intake.llmd_report",),
     "reporters": ("inferkb.reporters",),

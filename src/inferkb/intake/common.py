@@ -505,7 +505,11 @@ def distribution(
 
 
 def finish_batch(result: Any, extra: list[dict[str, Any]], bench: list[dict[str, Any]], options: Any, unit: str) -> Any:
-    """Close an importer's batch: refuse ``--id`` for several records, make ids unique, collapse repeated findings.
+    """Close an importer's batch: refuse ``--id`` for several records, make ids unique, names distinct, collapse repeated findings.
+
+    Records of the batch that share a ``name`` gain the fact that tells them
+    apart (:func:`inferkb.intake.distinct_names.apply_to`; the rule of the
+    ``distinct-names`` derivation); ``stats["renamed"]`` counts them when any.
 
     ``extra`` (source records) come before ``bench`` in ``result.records``;
     ``stats["imported"]`` counts ``bench``. ``unit`` names what one record is
@@ -516,6 +520,11 @@ def finish_batch(result: Any, extra: list[dict[str, Any]], bench: list[dict[str,
     if options.record_id and len(bench) > 1:
         raise UsageError(f"--id names one record but the input holds {len(bench)} {unit}")
     unique_ids(bench)
+    from .distinct_names import apply_to
+
+    renamed = apply_to(bench)
+    if renamed:
+        result.stats["renamed"] = renamed
     result.findings = dedupe_findings(result.findings)
     result.records = extra + bench
     result.stats["imported"] = len(bench)

@@ -550,6 +550,9 @@ class MLPerfImporter(Importer):
             total.records.extend(r for r in res.records if r["id"] not in {x["id"] for x in total.records})
             total.findings.extend(res.findings)
             total.stats = res.stats if len(paths) == 1 else {**total.stats, str(path): res.stats}
+        from .distinct_names import apply_to
+
+        apply_to([r for r in total.records if r.get("type") == "benchmark"])
         return total
 
 
