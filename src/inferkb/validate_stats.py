@@ -352,6 +352,16 @@ def _zero_token_rates(data: Mapping[str, Any], metrics: Mapping[str, Mapping[str
             )
 
 
+def _metric_kind(metrics: Mapping[str, Mapping[str, Any]], name: str | None) -> tuple[str | None, bool]:
+    """``(registry dimension, whether a 0 is refused)`` of metric ``name``: a 0 is refused for a latency that every
+    request spends (TTFT, E2E), not for a gap between tokens (``measures`` ``itl``), which can be 0."""
+    entry = metrics.get(name) if name else None
+    if not (type(entry) is dict or isinstance(entry, Mapping)):
+        return None, False
+    dim = entry.get("dimension")
+    return dim, dim == "latency" and entry.get("measures") != "itl"
+
+
 def stat_findings(data: Mapping[str, Any], metrics: Mapping[str, Mapping[str, Any]], *, record: str, path: str) -> list[Finding]:
     """KB120-KB123 findings for one benchmark record's ``data``.
 
@@ -363,26 +373,17 @@ def stat_findings(data: Mapping[str, Any], metrics: Mapping[str, Mapping[str, An
     def add(rule: Rule, field: str, message: str) -> None:
         out.append(rule.finding(message, record=record, path=path, field=field))
 
-    def dimension(name: str | None) -> str | None:
-        entry = metrics.get(name) if name else None
-        return entry.get("dimension") if type(entry) is dict or isinstance(entry, Mapping) else None
-
-    def zero_is_impossible(name: str | None) -> bool:
-        """A latency that every request spends (TTFT, E2E); not a gap between tokens, which can be 0."""
-        entry = metrics.get(name) if name else None
-        return (
-            (type(entry) is dict or isinstance(entry, Mapping)) and entry.get("dimension") == "latency" and entry.get("measures") != "itl"
-        )
-
-    head_dim = dimension(data.get("metric") if isinstance(data.get("metric"), str) else None)
+    metric = data.get("metric")
+    head_dim, head_zero_impossible = _metric_kind(metrics, metric if isinstance(metric, str) else None)
     value = _num(data.get("value"))
     if value is not None and head_dim in MAGNITUDE_DIMENSIONS and value < 0:
-        add(KB121, "value", f"value = {value:g} is negative; {data.get('metric')} is a {head_dim}")
-    if value is not None and zero_is_impossible(data.get("metric") if isinstance(data.get("metric"), str) else None) and value == 0:
-        add(KB122, "value", f"value = 0 for the latency metric {data.get('metric')}")
-    for where, name, block in _metric_blocks(data):
-        for rule, field, message in block_problems(where, name, block, dimension(name), zero_is_impossible(name)):
-            add(rule, field, message)
+        add(KB121, "value", f"value = {value:g} is negative; {metric} is a {head_dim}")
+    if value is not None and head_zero_impossible and value == 0:
+        add(KB122, "value", f"value = 0 for the latency metric {metric}")
+    if data.get("arms") or data.get("metrics"):  # else _metric_blocks yields nothing
+        for where, name, block in _metric_blocks(data):
+            for rule, field, message in block_problems(where, name, block, *_metric_kind(metrics, name)):
+                add(rule, field, message)
     _zero_token_rates(data, metrics, add)
     timed = {k: data.get(k) for k in ("submission", "environment", "conditions")}
     for field, x in _durations(timed, "") if _may_hold_duration(timed) else ():
