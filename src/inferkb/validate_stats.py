@@ -143,24 +143,9 @@ def _ranked(stats: Mapping[str, Any], percentiles: Mapping[str, Any] | None) -> 
     return out
 
 
-def stats_problems(stats: Mapping[str, Any], percentiles: Mapping[str, Any] | None = None) -> list[tuple[Rule, str, str]]:
-    """What is impossible in one stats object: ``[(rule, slot, message)]`` for KB120, KB121 (stdev) and KB123.
-
-    ``stats`` is ``{mean, p50, p90, p95, p99, p999, min, max, stdev, n}`` (any
-    subset; null and non-numbers ignored); ``percentiles`` is the ``{"p25": v,
-    "p99.9": v}`` map a metric may carry beside it. Only adjacent ranks are
-    compared, so one misplaced value gives one message.
-    """
+def _stdev_problems(stats: Mapping[str, Any], lo: float | None, hi: float | None) -> list[tuple[Rule, str, str]]:
+    """KB121 (negative) and KB123 (Popoviciu) for ``stats["stdev"]``, given the block's numeric ``min`` and ``max``."""
     out: list[tuple[Rule, str, str]] = []
-    ranked = _ranked(stats, percentiles)
-    for (r_lo, k_lo, v_lo), (r_hi, k_hi, v_hi) in zip(ranked, ranked[1:], strict=False):
-        if r_hi > r_lo and _above(v_lo, v_hi):
-            out.append((KB120, k_hi, f"{k_hi} = {v_hi:g} is below {k_lo} = {v_lo:g}; a higher rank cannot have a smaller value"))
-    mean, lo, hi = _num(stats.get("mean")), _num(stats.get("min")), _num(stats.get("max"))
-    if mean is not None and lo is not None and _above(lo, mean):
-        out.append((KB120, "mean", f"mean = {mean:g} is below min = {lo:g}"))
-    if mean is not None and hi is not None and _above(mean, hi):
-        out.append((KB120, "mean", f"mean = {mean:g} is above max = {hi:g}"))
     sd = _num(stats.get("stdev"))
     if sd is not None and sd < 0:
         out.append((KB121, "stdev", f"stdev = {sd:g} is negative; a standard deviation is a square root"))
@@ -180,6 +165,115 @@ def stats_problems(stats: Mapping[str, Any], percentiles: Mapping[str, Any] | No
                         f"{f' (n = {n})' if n else ''} can spread (Popoviciu's inequality)",
                     )
                 )
+    return out
+
+
+def stats_problems(stats: Mapping[str, Any], percentiles: Mapping[str, Any] | None = None) -> list[tuple[Rule, str, str]]:
+    """What is impossible in one stats object: ``[(rule, slot, message)]`` for KB120, KB121 (stdev) and KB123.
+
+    ``stats`` is ``{mean, p50, p90, p95, p99, p999, min, max, stdev, n}`` (any
+    subset; null and non-numbers ignored); ``percentiles`` is the ``{"p25": v,
+    "p99.9": v}`` map a metric may carry beside it. Only adjacent ranks are
+    compared, so one misplaced value gives one message.
+    """
+    out: list[tuple[Rule, str, str]] = []
+    ranked = _ranked(stats, percentiles)
+    for (r_lo, k_lo, v_lo), (r_hi, k_hi, v_hi) in zip(ranked, ranked[1:], strict=False):
+        if r_hi > r_lo and _above(v_lo, v_hi):
+            out.append((KB120, k_hi, f"{k_hi} = {v_hi:g} is below {k_lo} = {v_lo:g}; a higher rank cannot have a smaller value"))
+    mean, lo, hi = _num(stats.get("mean")), _num(stats.get("min")), _num(stats.get("max"))
+    if mean is not None and lo is not None and _above(lo, mean):
+        out.append((KB120, "mean", f"mean = {mean:g} is below min = {lo:g}"))
+    if mean is not None and hi is not None and _above(mean, hi):
+        out.append((KB120, "mean", f"mean = {mean:g} is above max = {hi:g}"))
+    out.extend(_stdev_problems(stats, lo, hi))
+    return out
+
+
+SCALAR_SLOTS = ("mean", *RANKED)  # the stats slots the sign rules read, in the order their findings come out
+SLOT_ORDER = {key: i for i, key in enumerate(SCALAR_SLOTS)}
+
+
+def _block_problems_general(
+    where: str, name: str | None, block: Mapping[str, Any], dim: str | None, zero_impossible: bool
+) -> list[tuple[Rule, str, str]]:
+    """:func:`block_problems` as the rules read: :func:`stats_problems`, then the sign and zero rules slot by slot."""
+    out: list[tuple[Rule, str, str]] = []
+    stats = block.get("stats") if isinstance(block.get("stats"), dict) else {}
+    percentiles = block.get("percentiles") if isinstance(block.get("percentiles"), dict) else None
+    for rule, slot, message in stats_problems(stats, percentiles):
+        out.append((rule, f"{where}.stats.{slot}" if not slot.startswith("percentiles.") else f"{where}.{slot}", message))
+    scalars = {f"stats.{k}": stats.get(k) for k in SCALAR_SLOTS if k in stats}
+    if "value" in block:
+        scalars["value"] = block.get("value")
+    for key, val in (percentiles or {}).items():
+        scalars[f"percentiles.{key}"] = val
+    for slot, raw in scalars.items():
+        x = _num(raw)
+        if x is None:
+            continue
+        if dim in MAGNITUDE_DIMENSIONS and x < 0:
+            out.append((KB121, f"{where}.{slot}", f"{slot} = {x:g} is negative; {name} is a {dim}"))
+        elif x == 0 and zero_impossible:
+            out.append((KB122, f"{where}.{slot}", f"{slot} = 0 for the latency metric {name}; a request cannot take no time"))
+    return out
+
+
+def block_problems(
+    where: str, name: str | None, block: Mapping[str, Any], dim: str | None, zero_impossible: bool
+) -> list[tuple[Rule, str, str]]:
+    """KB120-KB123 of one numbers block (``{"stats": {...}, "percentiles": {...}, "value": v}``) at field path ``where``.
+
+    ``name`` is the block's metric, ``dim`` its registry dimension, ``zero_impossible`` whether a 0 of it is refused
+    (KB122). Returns ``[(rule, field, message)]``. A block without a ``percentiles`` map (nearly all) takes one pass over
+    its stats slots; any other block takes :func:`_block_problems_general`, which gives the same list for every block
+    (a property test holds the two equal).
+    """
+    if block.get("percentiles"):
+        return _block_problems_general(where, name, block, dim, zero_impossible)
+    stats = block.get("stats")
+    if type(stats) is not dict:
+        stats = stats if isinstance(stats, dict) else {}
+    nums: dict[str, float] = {}
+    for key, raw in stats.items():
+        if key in SLOT_ORDER and raw is not None and (x := _num(raw)) is not None:
+            nums[key] = x
+    out: list[tuple[Rule, str, str]] = []
+    if nums:
+        if len(nums) > 1:
+            nums = {key: nums[key] for key in sorted(nums, key=SLOT_ORDER.__getitem__)}
+        k_lo = v_lo = None
+        for k_hi, v_hi in nums.items():
+            if k_hi == "mean":
+                continue
+            if k_lo is not None and _above(v_lo, v_hi):
+                out.append(
+                    (
+                        KB120,
+                        f"{where}.stats.{k_hi}",
+                        f"{k_hi} = {v_hi:g} is below {k_lo} = {v_lo:g}; a higher rank cannot have a smaller value",
+                    )
+                )
+            k_lo, v_lo = k_hi, v_hi
+        mean, lo, hi = nums.get("mean"), nums.get("min"), nums.get("max")
+        if mean is not None and lo is not None and _above(lo, mean):
+            out.append((KB120, f"{where}.stats.mean", f"mean = {mean:g} is below min = {lo:g}"))
+        if mean is not None and hi is not None and _above(mean, hi):
+            out.append((KB120, f"{where}.stats.mean", f"mean = {mean:g} is above max = {hi:g}"))
+    raw_sd = stats.get("stdev")
+    if raw_sd is not None:
+        for rule, slot, message in _stdev_problems(stats, nums.get("min"), nums.get("max")):
+            out.append((rule, f"{where}.stats.{slot}", message))
+    check_sign = dim in MAGNITUDE_DIMENSIONS
+    if check_sign or zero_impossible:
+        if "value" in block and (x := _num(block.get("value"))) is not None:
+            nums["value"] = x
+        for key, x in nums.items():
+            slot = key if key == "value" else f"stats.{key}"
+            if check_sign and x < 0:
+                out.append((KB121, f"{where}.{slot}", f"{slot} = {x:g} is negative; {name} is a {dim}"))
+            elif x == 0 and zero_impossible:
+                out.append((KB122, f"{where}.{slot}", f"{slot} = 0 for the latency metric {name}; a request cannot take no time"))
     return out
 
 
@@ -235,6 +329,8 @@ def _zero_token_rates(data: Mapping[str, Any], metrics: Mapping[str, Mapping[str
 
     values: dict[str, tuple[str, float]] = {}  # metric -> (field, value)
     blocks = data.get("metrics") if isinstance(data.get("metrics"), dict) else {}
+    if not blocks:  # the headline alone cannot be both the req/s rate and a tok/s rate
+        return
     for name, block in blocks.items():
         if isinstance(block, dict) and (x := _num(block.get("value"))) is not None:
             values[str(name)] = (f"metrics.{name}.value", x)
@@ -256,6 +352,16 @@ def _zero_token_rates(data: Mapping[str, Any], metrics: Mapping[str, Mapping[str
             )
 
 
+def _metric_kind(metrics: Mapping[str, Mapping[str, Any]], name: str | None) -> tuple[str | None, bool]:
+    """``(registry dimension, whether a 0 is refused)`` of metric ``name``: a 0 is refused for a latency that every
+    request spends (TTFT, E2E), not for a gap between tokens (``measures`` ``itl``), which can be 0."""
+    entry = metrics.get(name) if name else None
+    if not (type(entry) is dict or isinstance(entry, Mapping)):
+        return None, False
+    dim = entry.get("dimension")
+    return dim, dim == "latency" and entry.get("measures") != "itl"
+
+
 def stat_findings(data: Mapping[str, Any], metrics: Mapping[str, Mapping[str, Any]], *, record: str, path: str) -> list[Finding]:
     """KB120-KB123 findings for one benchmark record's ``data``.
 
@@ -267,40 +373,17 @@ def stat_findings(data: Mapping[str, Any], metrics: Mapping[str, Mapping[str, An
     def add(rule: Rule, field: str, message: str) -> None:
         out.append(rule.finding(message, record=record, path=path, field=field))
 
-    def dimension(name: str | None) -> str | None:
-        entry = metrics.get(name) if name else None
-        return entry.get("dimension") if isinstance(entry, Mapping) else None
-
-    def zero_is_impossible(name: str | None) -> bool:
-        """A latency that every request spends (TTFT, E2E); not a gap between tokens, which can be 0."""
-        entry = metrics.get(name) if name else None
-        return isinstance(entry, Mapping) and entry.get("dimension") == "latency" and entry.get("measures") != "itl"
-
-    head_dim = dimension(data.get("metric") if isinstance(data.get("metric"), str) else None)
+    metric = data.get("metric")
+    head_dim, head_zero_impossible = _metric_kind(metrics, metric if isinstance(metric, str) else None)
     value = _num(data.get("value"))
     if value is not None and head_dim in MAGNITUDE_DIMENSIONS and value < 0:
-        add(KB121, "value", f"value = {value:g} is negative; {data.get('metric')} is a {head_dim}")
-    if value is not None and zero_is_impossible(data.get("metric") if isinstance(data.get("metric"), str) else None) and value == 0:
-        add(KB122, "value", f"value = 0 for the latency metric {data.get('metric')}")
-    for where, name, block in _metric_blocks(data):
-        dim = dimension(name)
-        stats = block.get("stats") if isinstance(block.get("stats"), dict) else {}
-        percentiles = block.get("percentiles") if isinstance(block.get("percentiles"), dict) else None
-        for rule, slot, message in stats_problems(stats, percentiles):
-            add(rule, f"{where}.stats.{slot}" if not slot.startswith("percentiles.") else f"{where}.{slot}", message)
-        scalars = {f"stats.{k}": stats.get(k) for k in ("mean", *RANKED) if k in stats}
-        if "value" in block:
-            scalars["value"] = block.get("value")
-        for key, val in (percentiles or {}).items():
-            scalars[f"percentiles.{key}"] = val
-        for slot, raw in scalars.items():
-            x = _num(raw)
-            if x is None:
-                continue
-            if dim in MAGNITUDE_DIMENSIONS and x < 0:
-                add(KB121, f"{where}.{slot}", f"{slot} = {x:g} is negative; {name} is a {dim}")
-            elif x == 0 and zero_is_impossible(name):
-                add(KB122, f"{where}.{slot}", f"{slot} = 0 for the latency metric {name}; a request cannot take no time")
+        add(KB121, "value", f"value = {value:g} is negative; {metric} is a {head_dim}")
+    if value is not None and head_zero_impossible and value == 0:
+        add(KB122, "value", f"value = 0 for the latency metric {metric}")
+    if data.get("arms") or data.get("metrics"):  # else _metric_blocks yields nothing
+        for where, name, block in _metric_blocks(data):
+            for rule, field, message in block_problems(where, name, block, *_metric_kind(metrics, name)):
+                add(rule, field, message)
     _zero_token_rates(data, metrics, add)
     timed = {k: data.get(k) for k in ("submission", "environment", "conditions")}
     for field, x in _durations(timed, "") if _may_hold_duration(timed) else ():
