@@ -260,8 +260,9 @@ def test_roofline_page_places_measured_benchmarks_with_the_analysis_roofline(fix
 
 def test_bundled_compare_page_ranks_the_mlperf_v4_1_h100_class(bundled_site):
     out, _ = bundled_site
-    # The ten v4.1 closed llama2-70b-99 Offline rows on 8x H100 SXM, TensorRT 10.2.0 (README); the records' values:
-    # HPE Cray XD670 24,528.3 and NVIDIA DGX H100 24,525.0 tok/s lead.
+    # The nine v4.1 closed llama2-70b-99 Offline rows on 8x H100 SXM, TensorRT 10.2.0 (README); the records' values:
+    # HPE Cray XD670 24,528.3 and Sustainable Metal Cloud 24,460 tok/s lead. NVIDIA's DGX H100 row (24,525.0) is
+    # out of the class since derive mlperf-weight-format: its harness config builds FP8, so its format is not fp16.
     from inferkb.analysis.compare import compare
 
     res = compare(inferkb.open(), model="llama-2-70b", scenario="offline")
@@ -273,13 +274,14 @@ def test_bundled_compare_page_ranks_the_mlperf_v4_1_h100_class(bundled_site):
         and "llama2-70b-99 " in c.key["benchmark_definition"]
     )
     rows = rows_in(out / "compare" / "llama-2-70b.html", f"class-{cls.id}")
-    assert len(rows) == 10
+    assert len(rows) == 9
+    assert [r[-1] for r in rows].count("closed v4.1 NVIDIA") == 0 and len({r[-1] for r in rows}) > 1
     assert rows[0][:3] == [
         "1",
         "MLPerf Inference v4.1 closed: HPE Cray XD670 (8x H100-SXM-80GB, TensorRT), llama2-70b-99 Offline",
         "24,528 tok/s",
     ]
-    assert rows[1][2] == "24,525 tok/s" and rows[0][3] == "3,066 (÷8)"
+    assert rows[1][2] == "24,460 tok/s" and rows[0][3] == "3,066 (÷8)"
 
 
 def test_bundled_compare_index_lists_every_model_with_both_lenses(bundled_site):
