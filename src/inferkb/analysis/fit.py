@@ -207,7 +207,7 @@ def _per_layer_geometry(model: Record, layers: int) -> KVGeometry:
 
 def bytes_per_element(kb: KB, fmt: str, *, what: str) -> tuple[float, str]:
     """Bytes per stored element for a format id or name (``bf16`` 2, ``fp8-e4m3`` 1, ``nvfp4`` 0.5 ...); AnalysisError when unknown."""
-    from ..audit.plausibility import weight_bytes
+    from ..audit.roofline_inputs import weight_bytes
 
     value, basis = weight_bytes(kb, {"format_id": fmt})
     if value is None:

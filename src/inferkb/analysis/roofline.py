@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import roofline as calc
 
-# stated_weight_bits and UNKNOWN_FORMAT_BITS lived here; audit.plausibility is their home now (KB506 uses them), kept importable.
-from ..audit.plausibility import UNKNOWN_FORMAT_BITS, mfu_peak, stated_weight_bits  # noqa: F401
+# stated_weight_bits and UNKNOWN_FORMAT_BITS lived here; audit.roofline_inputs is their home now (KB506 uses them), kept importable.
+from ..audit.roofline_inputs import UNKNOWN_FORMAT_BITS, mfu_peak, stated_weight_bits  # noqa: F401
 from .common import AnalysisError, devices_of, is_number, lookup, positive_int, rate_label, require_number
 from .fit import DEFAULT_KV_FORMAT, bytes_per_element, fit, input_warnings, kv_geometry
 

@@ -16,7 +16,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from .. import roofline as R
-from ..audit.plausibility import UNKNOWN_FORMAT_BITS, mfu_peak, stated_weight_bits
+from ..audit.roofline_inputs import UNKNOWN_FORMAT_BITS, mfu_peak, stated_weight_bits
 
 if TYPE_CHECKING:
     from ..store import Record
