@@ -179,3 +179,14 @@ def test_tp_that_does_not_divide_the_heads_is_a_warning(kb):
     assert any("8 KV heads (num_kv_heads)" in w for w in three.warnings)
     assert fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", count=16, fmt="mxfp4").warnings == []
     assert fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", count=8, fmt="mxfp4").warnings == []
+
+
+def test_tp_warning_says_once_that_all_devices_are_one_tp_group(kb):
+    # --count 3 could be 3 data-parallel replicas in a real deployment; fit models one TP group of 3, and says so once.
+    three = fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", count=3, fmt="mxfp4")
+    noted = [w for w in three.warnings if "treat the 3 devices as one tensor-parallel group" in w]
+    assert len(noted) == 1 and noted[0].startswith("TP 3 does not divide"), three.warnings
+    assert "data-parallel replicas" in noted[0]
+    # A context-only warning (TP 1) carries no TP note.
+    long = fit(kb, "gpt-oss-120b", "nvidia-h100-sxm", fmt="mxfp4", context=10_000_000)
+    assert not any("tensor-parallel group" in w for w in long.warnings)

@@ -368,6 +368,10 @@ def fit(
 def input_warnings(model: Record, tp: int, context: int) -> list[str]:
     """Why an engine would refuse ``model`` at tensor-parallel degree ``tp`` and ``context`` tokens (empty: no reason known).
 
+    ``tp`` is the device count of ``fit``/``roofline``, which model one TP group of
+    every device; the first TP warning says so, since the same devices could run as
+    TP x PP or as data-parallel replicas.
+
     - ``context`` above the record's ``max_position_embeddings`` (vLLM refuses a
       ``--max-model-len`` past the model's maximum unless told to override it);
     - ``num_attention_heads`` not divisible by ``tp`` (vLLM's parallel config check);
@@ -396,7 +400,18 @@ def input_warnings(model: Record, tp: int, context: int) -> list[str]:
             f"TP {tp} neither divides nor is a multiple of {model.id}'s {counts} KV heads ({field_name}); "
             "engines split KV heads evenly or replicate them, and refuse this degree"
         )
+    tp_at = next((i for i, w in enumerate(out) if w.startswith(f"TP {tp} ")), None)
+    if tp_at is not None:
+        out[tp_at] += _one_group(tp)
     return out
+
+
+def _one_group(tp: int) -> str:
+    """What a TP warning assumes: ``fit`` and ``roofline`` run all ``tp`` devices as one tensor-parallel group."""
+    return (
+        f" (fit and roofline treat the {tp} devices as one tensor-parallel group; "
+        "a real deployment may split them as TP x PP or as data-parallel replicas, which these tools do not model)"
+    )
 
 
 def _max_context(geo: KVGeometry, bkv: float, budget_seq: float, max_pos: int | None) -> tuple[int, bool]:
