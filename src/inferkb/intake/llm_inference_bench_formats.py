@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-import tomllib
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
@@ -39,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from ..derive.base import Proposal, provenance_entry
-from ..errors import InputError
+from .evidence_map import Decision, err, require_commit, require_strings
+from .evidence_map import entries as map_entries
 
 MAP_PATH = Path(__file__).with_name("llm_inference_bench_formats.toml")
 ORIGIN = "llm-inference-bench"
@@ -81,23 +81,8 @@ class GroupEntry:
         return f"{self.repo}/{self.path}@{self.commit}"
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What the map says of one record: ``kind`` (see the module docstring), the ``entry``, the new ``format_id`` and gaps."""
-
-    kind: str
-    entry: GroupEntry | None = None
-    format_id: str | None = None
-    condition_gaps: dict[str, Any] | None = None
-    why: str = ""
-
-
 def _whole(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and x > 0
-
-
-def _err(message: str, path: str, field: str) -> InputError:
-    return InputError(message, path=path, field=field)
 
 
 def parse_map(text: str, *, path: str = str(MAP_PATH)) -> tuple[GroupEntry, ...]:
@@ -111,40 +96,26 @@ def parse_map(text: str, *, path: str = str(MAP_PATH)) -> tuple[GroupEntry, ...]
     given but not a non-empty string, or two entries of one group name the same
     model (a row must find at most one script).
     """
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", path=path) from None
-    entries = doc.get("group", [])
-    if not isinstance(entries, list):
-        raise _err("expected [[group]] tables", path, "group")
     out: list[GroupEntry] = []
     seen: dict[tuple[tuple[str, str, str], str], int] = {}
-    for i, e in enumerate(entries):
-        where = f"group[{i}]"
-        if not isinstance(e, dict):
-            raise _err("expected a table", path, where)
-        for key in _STRINGS:
-            if not isinstance(e.get(key), str) or not e[key].strip():
-                raise _err(f"expected a non-empty string {key!r}", path, f"{where}.{key}")
-        commit = e.get("commit")
-        if not (isinstance(commit, str) and len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)):
-            raise _err(f"expected 'commit' as 40 lower-case hex digits, got {commit!r}", path, f"{where}.commit")
+    for i, (where, e) in enumerate(map_entries(text, "group", path=path)):
+        require_strings(e, _STRINGS, path, where)
+        commit = require_commit(e, path, where)
         fmt = e.get("format")
         if fmt is not None and (not isinstance(fmt, str) or not fmt.strip()):
-            raise _err(f"expected 'format' as a quantization id (a non-empty string), got {fmt!r}", path, f"{where}.format")
+            raise err(f"expected 'format' as a quantization id (a non-empty string), got {fmt!r}", path, f"{where}.format")
         models = e.get("models")
         if not isinstance(models, list) or not models or not all(isinstance(m, str) and m.strip() for m in models):
-            raise _err("expected 'models' as a non-empty list of Model column values", path, f"{where}.models")
+            raise err("expected 'models' as a non-empty list of Model column values", path, f"{where}.models")
         loops = {}
         for key in _LISTS:
             v = e.get(key)
             if not isinstance(v, list) or not v or not all(_whole(x) for x in v):
-                raise _err(f"expected {key!r} as a non-empty list of positive whole numbers, got {v!r}", path, f"{where}.{key}")
+                raise err(f"expected {key!r} as a non-empty list of positive whole numbers, got {v!r}", path, f"{where}.{key}")
             loops[key] = tuple(v)
         outs = e.get("output_lengths")
         if outs is not None and (not isinstance(outs, list) or not outs or not all(_whole(x) for x in outs)):
-            raise _err(
+            raise err(
                 f"expected 'output_lengths' as a non-empty list of positive whole numbers, got {outs!r}", path, f"{where}.output_lengths"
             )
         entry = GroupEntry(
@@ -153,7 +124,7 @@ def parse_map(text: str, *, path: str = str(MAP_PATH)) -> tuple[GroupEntry, ...]
         )  # fmt: skip
         for m in entry.models:
             if (entry.key, m) in seen:
-                raise _err(
+                raise err(
                     f"model {m!r} of group {entry.key} is also in entry group[{seen[(entry.key, m)]}]; a group's entries "
                     "must name disjoint models",
                     path,
@@ -202,7 +173,7 @@ def _outside(entry: GroupEntry, count: Any, batch: Any, isl: Any, osl: Any) -> l
     return why
 
 
-def decide(data: dict[str, Any], format_ids: Collection[str], entries: tuple[GroupEntry, ...] | None = None) -> Decision:
+def decide(data: dict[str, Any], format_ids: Collection[str], entries: tuple[GroupEntry, ...] | None = None) -> Decision[GroupEntry]:
     """What the map says of one benchmark record (dict); ``format_ids``: the KB's quantization ids (see the module docstring)."""
     gaps = data.get("condition_gaps")
     if data.get("origin") != ORIGIN or data.get("format_id") is not None or not isinstance(gaps, dict) or "format_id" not in gaps:
@@ -244,7 +215,7 @@ def decide(data: dict[str, Any], format_ids: Collection[str], entries: tuple[Gro
     return Decision("filled", entry, entry.format, new_gaps)
 
 
-def proposals(record_key: str, d: Decision) -> list[Proposal]:
+def proposals(record_key: str, d: Decision[GroupEntry]) -> list[Proposal]:
     """The derived values of a ``filled`` or ``outside`` decision, each with its evidence (the record's group) and basis."""
     if d.entry is None or d.condition_gaps is None:
         return []
@@ -263,7 +234,9 @@ def proposals(record_key: str, d: Decision) -> list[Proposal]:
     return out
 
 
-def fill(rec: dict[str, Any], format_ids: Collection[str], date: str, entries: tuple[GroupEntry, ...] | None = None) -> Decision:
+def fill(
+    rec: dict[str, Any], format_ids: Collection[str], date: str, entries: tuple[GroupEntry, ...] | None = None
+) -> Decision[GroupEntry]:
     """Apply :func:`decide` to a fresh record (in place), for the importer; returns the decision.
 
     ``filled`` sets ``format_id`` and drops ``condition_gaps.format_id``;

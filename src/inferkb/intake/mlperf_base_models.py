@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-import tomllib
 from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
@@ -30,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..derive.base import KB1001, KB1002, Proposal, provenance_entry
-from ..errors import InputError
+from .evidence_map import entries as map_entries
+from .evidence_map import err, require_strings
 
 MAP_PATH = Path(__file__).with_name("mlperf_base_models.toml")
 FIELD = "base_model_id"
@@ -79,25 +79,13 @@ def parse_map(text: str, *, path: str = str(MAP_PATH)) -> tuple[LabelRule, ...]:
     not parse, a key is missing or not a non-empty string, or a pattern is not a
     valid regular expression.
     """
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", path=path) from None
-    entries = doc.get("label", [])
-    if not isinstance(entries, list):
-        raise InputError("expected [[label]] tables", path=path, field="label")
     rules = []
-    for i, entry in enumerate(entries):
-        where = f"label[{i}]"
-        for key in ("pattern", "model", "evidence"):
-            if not isinstance(entry.get(key), str) or not entry[key].strip():
-                raise InputError(f"expected a non-empty string {key!r}", path=path, field=f"{where}.{key}")
+    for where, entry in map_entries(text, "label", path=path):
+        require_strings(entry, ("pattern", "model", "evidence"), path, where)
         try:
             regex = re.compile(entry["pattern"])
         except re.error as exc:
-            raise InputError(
-                f"pattern {entry['pattern']!r} is not a regular expression: {exc}", path=path, field=f"{where}.pattern"
-            ) from None
+            raise err(f"pattern {entry['pattern']!r} is not a regular expression: {exc}", path, f"{where}.pattern") from None
         rules.append(LabelRule(entry["pattern"], entry["model"], entry["evidence"], regex))
     return tuple(rules)
 

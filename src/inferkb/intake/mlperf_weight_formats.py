@@ -26,14 +26,14 @@ Outcomes of :func:`decide` (``Decision.kind``):
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..derive.base import Proposal
-from ..errors import InputError
+from .evidence_map import Decision, err, require_commit, require_strings
+from .evidence_map import entries as map_entries
 from .mlperf_maps import _VAGUE
 
 MAP_PATH = Path(__file__).with_name("mlperf_weight_formats.toml")
@@ -85,30 +85,15 @@ class Entry:
         return f"{self.repo}/{self.files[scenario]}@{self.commit}"
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What the map says of one record: ``kind`` (module docstring), the ``entry``, the new ``format_id`` and gaps."""
-
-    kind: str
-    entry: Entry | None = None
-    format_id: str | None = None
-    condition_gaps: dict[str, Any] | None = None
-    reason: str = ""
-
-
-def _err(message: str, path: str, field: str) -> InputError:
-    return InputError(message, path=path, field=field)
-
-
 def _scenario_table(e: dict[str, Any], key: str, path: str, where: str) -> dict[str, str]:
     v = e.get(key)
     if not isinstance(v, dict) or not v:
-        raise _err(f"expected {key!r} as a table {{scenario = text}}", path, f"{where}.{key}")
+        raise err(f"expected {key!r} as a table {{scenario = text}}", path, f"{where}.{key}")
     for s, text in v.items():
         if s not in SCENARIOS:
-            raise _err(f"unknown scenario {s!r}; expected one of {', '.join(SCENARIOS)}", path, f"{where}.{key}.{s}")
+            raise err(f"unknown scenario {s!r}; expected one of {', '.join(SCENARIOS)}", path, f"{where}.{key}.{s}")
         if not isinstance(text, str) or not text.strip():
-            raise _err("expected a non-empty string", path, f"{where}.{key}.{s}")
+            raise err("expected a non-empty string", path, f"{where}.{key}.{s}")
     return dict(v)
 
 
@@ -122,37 +107,23 @@ def parse_map(text: str, *, path: str = str(MAP_PATH)) -> tuple[Entry, ...]:
     the same scenarios, ``model`` keeps an accuracy suffix, ``table_says``
     equals ``harness_says``, or two entries cover the same records.
     """
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", path=path) from None
-    raw = doc.get("entry", [])
-    if not isinstance(raw, list):
-        raise _err("expected [[entry]] tables", path, "entry")
     out: list[Entry] = []
     seen: dict[tuple[str, ...], int] = {}
-    for i, e in enumerate(raw):
-        where = f"entry[{i}]"
-        if not isinstance(e, dict):
-            raise _err("expected a table", path, where)
-        for key in _STRINGS:
-            if not isinstance(e.get(key), str) or not e[key].strip():
-                raise _err(f"expected a non-empty string {key!r}", path, f"{where}.{key}")
+    for i, (where, e) in enumerate(map_entries(text, "entry", path=path)):
+        require_strings(e, _STRINGS, path, where)
         if not _ROUND.match(e["round"]):
-            raise _err(f"expected 'round' like 'v4.1', got {e['round']!r}", path, f"{where}.round")
+            raise err(f"expected 'round' like 'v4.1', got {e['round']!r}", path, f"{where}.round")
         if e["division"] not in DIVISIONS:
-            raise _err(f"expected 'division' closed or open, got {e['division']!r}", path, f"{where}.division")
+            raise err(f"expected 'division' closed or open, got {e['division']!r}", path, f"{where}.division")
         if re.search(r"-99(\.9)?$", e["model"]):
-            raise _err(f"expected 'model' without the -99/-99.9 accuracy suffix, got {e['model']!r}", path, f"{where}.model")
-        commit = e.get("commit")
-        if not (isinstance(commit, str) and len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)):
-            raise _err(f"expected 'commit' as 40 lower-case hex digits, got {commit!r}", path, f"{where}.commit")
+            raise err(f"expected 'model' without the -99/-99.9 accuracy suffix, got {e['model']!r}", path, f"{where}.model")
+        commit = require_commit(e, path, where)
         files = _scenario_table(e, "files", path, where)
         classes = _scenario_table(e, "classes", path, where)
         if set(files) != set(classes):
-            raise _err(f"'classes' names scenarios {sorted(classes)} but 'files' names {sorted(files)}", path, f"{where}.classes")
+            raise err(f"'classes' names scenarios {sorted(classes)} but 'files' names {sorted(files)}", path, f"{where}.classes")
         if e["table_says"] == e["harness_says"]:
-            raise _err("'harness_says' equals 'table_says': an entry records a contradiction", path, f"{where}.harness_says")
+            raise err("'harness_says' equals 'table_says': an entry records a contradiction", path, f"{where}.harness_says")
         entry = Entry(
             e["round"], e["submitter"], e["division"], e["platform"], e["model"], e["repo"], commit, files, classes,
             e["table_says"], e["harness_says"], e["decides"],
@@ -160,7 +131,7 @@ def parse_map(text: str, *, path: str = str(MAP_PATH)) -> tuple[Entry, ...]:
         for s in files:
             key = (entry.round, entry.submitter, entry.division, entry.platform, entry.model, s)
             if key in seen:
-                raise _err(f"covers the same records as entry[{seen[key]}] ({s})", path, f"{where}.files.{s}")
+                raise err(f"covers the same records as entry[{seen[key]}] ({s})", path, f"{where}.files.{s}")
             seen[key] = i
         out.append(entry)
     return tuple(out)
@@ -172,7 +143,7 @@ def evidence_map() -> tuple[Entry, ...]:
     return parse_map(MAP_PATH.read_text(encoding="utf-8"))
 
 
-def decide(data: dict[str, Any], format_ids: set[str] | frozenset[str], entries: tuple[Entry, ...]) -> Decision:
+def decide(data: dict[str, Any], format_ids: set[str] | frozenset[str], entries: tuple[Entry, ...]) -> Decision[Entry]:
     """What the map says of one benchmark record (dict); ``format_ids``: the KB's quantization ids."""
     sub = data.get("submission")
     if data.get("origin") != ORIGIN or not isinstance(sub, dict) or data.get("format_id") is None:
@@ -206,7 +177,7 @@ def table_contradicted(data: dict[str, Any]) -> bool:
     return isinstance(gap, dict) and isinstance(gap.get("reason"), str) and gap["reason"].startswith(CONTRADICTED)
 
 
-def proposals(record_key: str, data: dict[str, Any], d: Decision) -> list[Proposal]:
+def proposals(record_key: str, data: dict[str, Any], d: Decision[Entry]) -> list[Proposal]:
     """The two proposals (``format_id``, ``condition_gaps``) of a ``contradicted`` decision, each quoting the record's platform."""
     if d.kind != "contradicted" or d.entry is None:
         return []
@@ -219,5 +190,5 @@ def proposals(record_key: str, data: dict[str, Any], d: Decision) -> list[Propos
     )
     return [
         Proposal(record_key, "format_id", d.format_id, METHOD, evidence, basis),
-        Proposal(record_key, "condition_gaps", d.condition_gaps, METHOD, evidence, f"format_id gap: {d.reason or 'filled'}"),
+        Proposal(record_key, "condition_gaps", d.condition_gaps, METHOD, evidence, f"format_id gap: {d.why or 'filled'}"),
     ]
