@@ -193,6 +193,22 @@ def _outside(entry: GroupEntry, count: Any, batch: Any, isl: Any, osl: Any) -> l
     return why
 
 
+def run_script(data: dict[str, Any], entries: tuple[GroupEntry, ...] | None = None) -> GroupEntry | None:
+    """The map entry whose script's loops hold this llm-inference-bench row (group, model, device count, batch size,
+    lengths), whatever its ``format_id`` now is; ``None`` when no entry's loops hold it. The same tests as :func:`decide`.
+    """
+    if data.get("origin") != ORIGIN:
+        return None
+    row = _row(data)
+    if row is None:
+        return None
+    table, fw, hw, model, count, batch, isl, osl = row
+    entry = next((e for e in (group_map() if entries is None else entries) if e.key == (table, fw, hw) and model in e.models), None)
+    if entry is None or _outside(entry, count, batch, isl, osl):
+        return None
+    return entry
+
+
 def decide(data: dict[str, Any], format_ids: Collection[str], entries: tuple[GroupEntry, ...] | None = None) -> Decision[GroupEntry]:
     """What the map says of one benchmark record (dict); ``format_ids``: the KB's quantization ids (see the module docstring)."""
     gaps = data.get("condition_gaps")
