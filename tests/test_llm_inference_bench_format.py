@@ -69,14 +69,55 @@ def test_every_bundled_entry_names_an_existing_format_and_cites_a_pinned_script(
 def test_bundled_rows_inside_a_script_are_fp16_and_the_rest_say_which_script_was_checked(bundled):
     h100 = bundled.records["benchmarks/lib-throughput-nvidia-h100-x1-vllm-meta-llama-3-8b-in128-out128-bs1"].data
     assert h100["format_id"] == "fp16" and "format_id" not in h100["condition_gaps"]
-    # MI250 vLLM script loops over tensor-parallel sizes 4 and 8 only: a single-device row is outside it.
+    # MI250 vLLM script loops over tensor-parallel sizes 4 and 8 (GCDs) only: a row on one MI250 module (2 GCDs) is
+    # outside it, and the reason counts the module as two script devices.
     mi250 = bundled.records["benchmarks/lib-throughput-amd-mi250-x1-vllm-llama-2-7b-hf-in1024-out1024-bs1"].data
     assert mi250["format_id"] is None
     assert "vLLM/MI250/run-throughput-bench.sh (at 508e7e2eb28c)" in mi250["condition_gaps"]["format_id"]["checked"]
+    assert "1 x 2 = 2 script device(s) is not among its device counts [4, 8]" in mi250["condition_gaps"]["format_id"]["reason"]
     # No script read for TensorRT-LLM's throughput runs: the original gap stays.
     trt = bundled.records["benchmarks/lib-throughput-nvidia-h100-x1-tensorrt-llm-meta-llama-3-8b-in128-out128-bs1"].data
     assert trt["format_id"] is None
     assert trt["condition_gaps"]["format_id"]["reason"] == "the weight precision is not stated"
+
+
+@pytest.mark.parametrize(
+    "rid",
+    [
+        # 2 MI250 modules = 4 GCDs = the vLLM script's TP 4; Llama-2-70B's FP16 weights do not fit 2 GCDs (128 GB).
+        "lib-throughput-amd-mi250-x2-vllm-llama-2-70b-hf-in1024-out1024-bs1",
+        # 4 modules = 8 GCDs: llama.cpp/MI250/llama2-70b.sh's only CUDA_VISIBLE_DEVICES (8 devices).
+        "lib-throughput-amd-mi250-x4-llama-cpp-llama-2-70b-hf-in1024-out1024-bs1",
+        # 1 module = 2 GCDs: the '0,1' run of llama.cpp/MI250/llama2-7b.sh.
+        "lib-throughput-amd-mi250-x1-llama-cpp-llama-2-7b-hf-in1024-out1024-bs1",
+    ],
+)
+def test_bundled_mi250_rows_count_modules_and_the_scripts_count_gcds(bundled, rid):
+    rec = bundled.records[f"benchmarks/{rid}"].data
+    assert rec["format_id"] == "fp16" and "format_id" not in rec["condition_gaps"], rid
+    basis = next(e["basis"] for e in rec["provenance"] if e["field"] == "format_id" and e["tag"] == F.TAG)
+    assert "script devices: the CSV's Num of Hardware counts MI250 OAM modules" in basis and "two GCDs" in basis
+
+
+def test_every_mi250_entry_counts_two_script_devices_per_csv_count():
+    mi250 = [e for e in F.group_map() if e.hardware == "AMD MI250 GPU"]
+    assert len(mi250) == 9 and all(e.devices_per_count == 2 and "GCD" in e.devices_per_count_evidence for e in mi250)
+    assert all(e.devices_per_count == 1 for e in F.group_map() if e.hardware != "AMD MI250 GPU")
+
+
+def test_devices_per_count_scales_the_rows_count_before_the_loop_check():
+    per2 = MAP.replace(
+        "device_counts = [1, 2]", 'device_counts = [4]\ndevices_per_count = 2\ndevices_per_count_evidence = "two dies per card"'
+    )
+    entries = F.parse_map(per2)
+    assert F.decide(_row("x", accelerator_count=2), {"fp16"}, entries).kind == "filled"
+    d = F.decide(_row("y", accelerator_count=4), {"fp16"}, entries)
+    assert d.kind == "outside" and "4 x 2 = 8 script device(s) is not among its device counts [4]" in d.why
+    # Without the field a count of 2 is not among [4].
+    assert (
+        F.decide(_row("z", accelerator_count=2), {"fp16"}, F.parse_map(MAP.replace("device_counts = [1, 2]", "device_counts = [4]"))).kind
+        == "outside"
+    )
 
 
 def test_the_derivation_has_nothing_left_to_do_on_the_bundled_kb(bundled):
@@ -232,6 +273,16 @@ def test_an_entry_whose_format_the_kb_lacks_fills_nothing():
         (MAP.replace("lengths = [128, 256]", "lengths = [128]\noutput_lengths = [0]"), "group[0].output_lengths"),
         (MAP.replace('format = "fp16"', 'format = ""'), "group[0].format"),
         (MAP + MAP, "group[1].models"),
+        (
+            MAP.replace("device_counts = [1, 2]", 'device_counts = [1]\ndevices_per_count = 0\ndevices_per_count_evidence = "x"'),
+            "group[0].devices_per_count",
+        ),
+        (MAP.replace("device_counts = [1, 2]", "device_counts = [1]\ndevices_per_count = true"), "group[0].devices_per_count"),
+        (MAP.replace("device_counts = [1, 2]", "device_counts = [1]\ndevices_per_count = 2"), "group[0].devices_per_count_evidence"),
+        (
+            MAP.replace("device_counts = [1, 2]", 'device_counts = [1]\ndevices_per_count = 2\ndevices_per_count_evidence = " "'),
+            "group[0].devices_per_count_evidence",
+        ),
     ],
 )
 def test_a_broken_map_entry_is_an_input_error_naming_it(text, field):

@@ -71,6 +71,10 @@ class GroupEntry:
     commit: str
     quote: str
     evidence: str
+    # Script devices per unit of the CSV's "Num of Hardware" (2 for the MI250: the CSV counts OAM packages, the scripts
+    # count the two GCDs of each, which ROCm shows as two devices), and why; 1 and "" when they count alike.
+    devices_per_count: int = 1
+    devices_per_count_evidence: str = ""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -93,7 +97,9 @@ def parse_map(text: str, *, path: str = str(MAP_PATH)) -> tuple[GroupEntry, ...]
     not a non-empty list of positive whole numbers (so is ``output_lengths``, when
     given), ``models`` is not a
     non-empty list of strings, ``commit`` is not 40 hex digits, ``format`` is
-    given but not a non-empty string, or two entries of one group name the same
+    given but not a non-empty string, ``devices_per_count`` is given but not a
+    positive whole number, or is not 1 without a non-empty
+    ``devices_per_count_evidence``, or two entries of one group name the same
     model (a row must find at most one script).
     """
     out: list[GroupEntry] = []
@@ -118,9 +124,20 @@ def parse_map(text: str, *, path: str = str(MAP_PATH)) -> tuple[GroupEntry, ...]
             raise err(
                 f"expected 'output_lengths' as a non-empty list of positive whole numbers, got {outs!r}", path, f"{where}.output_lengths"
             )
+        per = e.get("devices_per_count", 1)
+        if not _whole(per):
+            raise err(f"expected 'devices_per_count' as a positive whole number, got {per!r}", path, f"{where}.devices_per_count")
+        per_why = e.get("devices_per_count_evidence", "")
+        if not isinstance(per_why, str) or (per != 1 and not per_why.strip()):
+            raise err(
+                f"expected 'devices_per_count_evidence' as a non-empty string saying why the script counts {per} devices per CSV count",
+                path,
+                f"{where}.devices_per_count_evidence",
+            )
         entry = GroupEntry(
             e["table"], e["framework"], e["hardware"], fmt, tuple(models), loops["device_counts"], loops["batch_sizes"],
             loops["lengths"], tuple(outs) if outs is not None else None, e["repo"], e["path"], commit, e["quote"], e["evidence"],
+            per, per_why,
         )  # fmt: skip
         for m in entry.models:
             if (entry.key, m) in seen:
@@ -159,8 +176,11 @@ def _row(data: dict[str, Any]) -> tuple[str, str, str, str, Any, Any, Any, Any] 
 
 def _outside(entry: GroupEntry, count: Any, batch: Any, isl: Any, osl: Any) -> list[str]:
     why = []
-    if count not in entry.device_counts:
-        why.append(f"{count} device(s) is not among its device counts {list(entry.device_counts)}")
+    per = entry.devices_per_count
+    devices = count * per if _whole(count) else count
+    if devices not in entry.device_counts:
+        shown = f"{count} device(s)" if per == 1 else f"{count} x {per} = {devices} script device(s)"
+        why.append(f"{shown} is not among its device counts {list(entry.device_counts)}")
     if batch not in entry.batch_sizes:
         why.append(f"batch size {batch} is not among {list(entry.batch_sizes)}")
     if entry.output_lengths is not None:
@@ -171,6 +191,22 @@ def _outside(entry: GroupEntry, count: Any, batch: Any, isl: Any, osl: Any) -> l
     elif isl != osl or isl not in entry.lengths:
         why.append(f"input/output {isl}/{osl} is not among its input = output lengths {list(entry.lengths)}")
     return why
+
+
+def run_script(data: dict[str, Any], entries: tuple[GroupEntry, ...] | None = None) -> GroupEntry | None:
+    """The map entry whose script's loops hold this llm-inference-bench row (group, model, device count, batch size,
+    lengths), whatever its ``format_id`` now is; ``None`` when no entry's loops hold it. The same tests as :func:`decide`.
+    """
+    if data.get("origin") != ORIGIN:
+        return None
+    row = _row(data)
+    if row is None:
+        return None
+    table, fw, hw, model, count, batch, isl, osl = row
+    entry = next((e for e in (group_map() if entries is None else entries) if e.key == (table, fw, hw) and model in e.models), None)
+    if entry is None or _outside(entry, count, batch, isl, osl):
+        return None
+    return entry
 
 
 def decide(data: dict[str, Any], format_ids: Collection[str], entries: tuple[GroupEntry, ...] | None = None) -> Decision[GroupEntry]:
@@ -212,7 +248,15 @@ def decide(data: dict[str, Any], format_ids: Collection[str], entries: tuple[Gro
     if entry.format not in format_ids:
         return Decision("unknown-format", entry, why=f"the map names {entry.format!r}, which is not a quantization record of this KB")
     new_gaps = {k: v for k, v in gaps.items() if k != "format_id"}
-    return Decision("filled", entry, entry.format, new_gaps)
+    # Said only where the scaling decides: a row whose raw count also lies in the loops (filled before the field
+    # existed) keeps the basis it was written with, which a re-import reproduces.
+    note = ""
+    if entry.devices_per_count != 1 and count not in entry.device_counts:
+        note = (
+            f"the row's count {count} is compared as {count} x {entry.devices_per_count} = {count * entry.devices_per_count} "
+            f"script devices: {entry.devices_per_count_evidence}"
+        )
+    return Decision("filled", entry, entry.format, new_gaps, note)
 
 
 def proposals(record_key: str, d: Decision[GroupEntry]) -> list[Proposal]:
@@ -226,6 +270,8 @@ def proposals(record_key: str, d: Decision[GroupEntry]) -> list[Proposal]:
         basis = (
             f"{e.framework} on {e.hardware}, {e.table} table, inside the loops of {e.cite()}, which says: {e.quote.strip()!r}; {e.evidence}"
         )
+        if d.why:
+            basis += f"; {d.why}"
         out.append(Proposal(record_key, "format_id", d.format_id, METHOD, evidence, basis))
         gap_basis = f"format_id is now filled from {e.cite()}; its condition_gaps entry is removed"
     else:
