@@ -5,11 +5,13 @@ rules of :func:`inferkb.validate.record_rules`: ids, dates, statistics, the
 KB112 URL rule) are most of a cold validate, and they are independent per
 file. :func:`validate_path` lists the KB's record files (:func:`inferkb.store.loader.walk`),
 compiles the schemas, then forks: the child loads and checks the second half
-of the sorted list, the parent the first. The child sends back (pickled
-through a pipe) its load findings (KB0xx), its per-record findings and, for
-each record, only what the cross-record rules read: key, id, type, path, and
-its ``sources`` and reference fields. The parent then resolves references,
-KB205 and the dangling budget over every record, exactly as
+of the sorted list, the parent the first. The child sends back (pickled) first,
+as soon as its share is loaded, its load findings (KB0xx) and, for each record,
+only what the cross-record rules read: key, id, type, path, and its ``sources``
+and reference fields; then its per-record findings. With the first, the parent
+resolves references and KB205 over every record
+(:func:`inferkb.validate.cross_record_findings`) while the child is still
+checking; with the second it assembles the report as
 :func:`inferkb.validate.validate` does in one process, so the report is the
 serial one, finding for finding and in the same order.
 
