@@ -81,8 +81,8 @@ def _split(path: Path, monkeypatch, **options):
     used = []
     receive = validate_split._receive
 
-    def spy(pid, fd):
-        got = receive(pid, fd)
+    def spy(child):
+        got = receive(child)
         used.append(got is not None)
         return got
 
@@ -160,6 +160,51 @@ def test_a_failed_child_costs_no_finding(troubled_kb, monkeypatch, child_work):
     monkeypatch.setattr(validate_split, "_child_work", child_work)  # takes effect in the forked child
     split, used = _split(troubled_kb, monkeypatch)
     assert used == [False]
+    assert split == _serial(troubled_kb)
+
+
+_CHILD_WORK = validate_split._child_work
+
+
+def _checks_fail(kb, items, indices, wanted, today, send_head):
+    """The child loads its share and sends the stubs, then dies before sending its findings."""
+    _CHILD_WORK(kb, items, indices, wanted, today, send_head)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_child_that_fails_after_sending_its_stubs_costs_no_finding(troubled_kb, monkeypatch):
+    monkeypatch.setattr(validate_split, "_child_work", _checks_fail)
+    split, used = _split(troubled_kb, monkeypatch)
+    assert used == [True]  # the stubs came, the findings did not: the parent loaded and checked that share itself
+    assert split == _serial(troubled_kb)
+
+
+def test_the_cross_record_rules_run_while_the_child_still_checks(troubled_kb, monkeypatch):
+    """The parent resolves references and KB205 once the child's stubs arrive, before the child's findings do."""
+    import time
+
+    def slow_checks(kb, items, indices, wanted, today, send_head):
+        def send_then_wait(head):
+            send_head(head)
+            time.sleep(1.0)
+
+        return _CHILD_WORK(kb, items, indices, wanted, today, send_then_wait)
+
+    monkeypatch.setattr(validate_split, "_child_work", slow_checks)
+    children = []
+    receive = validate_split._receive
+    monkeypatch.setattr(validate_split, "_receive", lambda child: children.append(child) or receive(child))
+    alive = []
+    cross = validate_split.cross_record_findings
+
+    def spy(kb, types):
+        alive.append(os.waitpid(children[0].pid, os.WNOHANG) == (0, 0))
+        return cross(kb, types)
+
+    monkeypatch.setattr(validate_split, "cross_record_findings", spy)
+    monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
+    split = validate_split.validate_path(troubled_kb, 2).to_dict()
+    assert alive == [True]
     assert split == _serial(troubled_kb)
 
 

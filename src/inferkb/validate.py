@@ -39,6 +39,7 @@ __all__ = [
     "record_rules",
     "record_checks",
     "reference_findings",
+    "cross_record_findings",
     "schema_doc",
     "schema_file",
     "SchemaSet",
@@ -339,6 +340,28 @@ def _cached_findings(entry: list | None) -> list[Finding] | None:
     return out
 
 
+CrossRecord = tuple[list[Finding], int, list[Finding]]
+"""What :func:`cross_record_findings` gives: (reference findings, count of budgeted dangling references, KB205 findings)."""
+
+
+def cross_record_findings(kb: KB, types: list[str] | None = None) -> CrossRecord:
+    """The rules of :func:`validate` that read other records: unresolved references of the records of ``types``
+    (type names; all when ``None``) and ids used by records of more than one type (KB205).
+
+    They read only each record's key, id, type, path, ``sources`` and reference fields."""
+    recs = [r for r in kb.records.values() if not types or r.type in types]
+    refs, dangling = reference_findings(kb, recs)
+    shared_ids = []
+    for bare, hits in kb.by_id.items():
+        if len({h.type for h in hits}) > 1 and (not types or any(h.type in types for h in hits)):
+            shared_ids.append(
+                R.KB205.finding(
+                    f"id {bare!r} is used by {', '.join(h.key for h in hits)}", record=hits[0].key, path=hits[0].path, field="id"
+                )
+            )
+    return refs, dangling, shared_ids
+
+
 def validate(
     kb: KB,
     *,
@@ -348,6 +371,7 @@ def validate(
     max_dangling_refs: int | None = None,
     today: _dt.date | None = None,
     checked: Mapping[str, list[Finding]] | None = None,
+    cross: CrossRecord | None = None,
 ) -> Report:
     """Validate ``kb``; returns a :class:`Report` (figures under ``"validate"``).
 
@@ -355,8 +379,9 @@ def validate(
     against the whole KB). ``max_dangling_refs`` overrides the KB's budget.
     ``select``/``ignore`` filter findings by code or code prefix.
     ``checked`` (``{record key: findings}``) holds the :func:`record_checks` of records already checked elsewhere
-    (a worker process, :mod:`inferkb.validate_split`) for ``today``; those records are not checked again. Raises
-    :class:`UsageError` for an unknown type.
+    (a worker process, :mod:`inferkb.validate_split`) for ``today``; those records are not checked again.
+    ``cross`` is :func:`cross_record_findings` of this ``kb`` and ``types``, already computed (the split computes it
+    while its child still checks records). Raises :class:`UsageError` for an unknown type.
     """
     today = today or _dt.date.today()
     types = [kb.type_spec(t).name for t in types] if types else None
@@ -382,15 +407,9 @@ def validate(
                 if rec.type not in types:
                     cache.keep(rec.path)
         cache.save()
-    refs, dangling = reference_findings(kb, recs)
+    refs, dangling, shared_ids = cross if cross is not None else cross_record_findings(kb, types)
     findings.extend(refs)
-    for bare, hits in kb.by_id.items():
-        if len({h.type for h in hits}) > 1 and (not types or any(h.type in types for h in hits)):
-            findings.append(
-                R.KB205.finding(
-                    f"id {bare!r} is used by {', '.join(h.key for h in hits)}", record=hits[0].key, path=hits[0].path, field="id"
-                )
-            )
+    findings.extend(shared_ids)
     budget = max_dangling_refs if max_dangling_refs is not None else kb.profile.max_dangling_refs
     budget_origin = "--max-dangling-refs" if max_dangling_refs is not None else kb.profile.budget_origin
     if budget is not None:

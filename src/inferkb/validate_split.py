@@ -5,11 +5,13 @@ rules of :func:`inferkb.validate.record_rules`: ids, dates, statistics, the
 KB112 URL rule) are most of a cold validate, and they are independent per
 file. :func:`validate_path` lists the KB's record files (:func:`inferkb.store.loader.walk`),
 compiles the schemas, then forks: the child loads and checks the second half
-of the sorted list, the parent the first. The child sends back (pickled
-through a pipe) its load findings (KB0xx), its per-record findings and, for
-each record, only what the cross-record rules read: key, id, type, path, and
-its ``sources`` and reference fields. The parent then resolves references,
-KB205 and the dangling budget over every record, exactly as
+of the sorted list, the parent the first. The child sends back (pickled) first,
+as soon as its share is loaded, its load findings (KB0xx) and, for each record,
+only what the cross-record rules read: key, id, type, path, and its ``sources``
+and reference fields; then its per-record findings. With the first, the parent
+resolves references and KB205 over every record
+(:func:`inferkb.validate.cross_record_findings`) while the child is still
+checking; with the second it assembles the report as
 :func:`inferkb.validate.validate` does in one process, so the report is the
 serial one, finding for finding and in the same order.
 
@@ -41,7 +43,7 @@ from .schemas import schema_set
 from .store import Record, gc_paused, locate
 from .store import cache as load_cache
 from .store.loader import Item, Loaded, load_items, report_interrupted_writes, walk
-from .validate import record_checks, validate
+from .validate import cross_record_findings, record_checks, validate
 
 __all__ = ["SPLIT_MIN_FILES", "validate_path"]
 
@@ -86,6 +88,8 @@ def validate_path(
         keep(kb)
     today = today or _dt.date.today()
     wanted = {kb.type_spec(t).name for t in types} if types else None
+    options = {"types": types, "select": select, "ignore": ignore, "max_dangling_refs": max_dangling_refs, "today": today}
+    cross = None
     with gc_paused():
         items = walk(root, kb.profile)
         files = [i for i, item in enumerate(items) if type(item) is tuple]
@@ -100,34 +104,42 @@ def validate_path(
             # (a benchmark has the statistics rules), so contiguous halves would not be equal work.
             theirs = set(_child_share(files, CHILD_SHARE))
             mine = [i for i in range(len(items)) if i not in theirs]
-            pid, read_fd = _fork(kb, items, sorted(theirs), wanted, today)
+            child = _fork(kb, items, sorted(theirs), wanted, today)
+            head = child_checked = None
             try:
                 own, own_tags = _load_some(items, mine, root, kb.profile)
                 kb.install(own)  # the parent's share, so the record rules see its records as loaded
                 for rec in own.records.values():
                     if wanted is None or rec.type in wanted:
                         checked[rec.key] = record_checks(kb, rec, schemas, today)
+                head = _receive(child)
+                if head is not None:  # the child's records are known: the cross-record rules run while it checks
+                    tags, stubs, files_seen = head
+                    records = {
+                        key: Record(key=key, id=rid, type=rtype, dir=rdir, path=rel, data=data)
+                        for key, rid, rtype, rdir, rel, data in stubs
+                    }
+                    loaded = _merge(own, own_tags, records, tags, len(items))
+                    loaded.files_seen += files_seen
+                    report_interrupted_writes(loaded, root, kb.profile)
+                    kb.install(loaded)
+                    cross = cross_record_findings(kb, sorted(wanted) if wanted else None)
+                    child_checked = child.checked()
             except BaseException:  # an internal error or ^C here: no child is left behind
-                os.close(read_fd)
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
+                child.end()
                 raise
-            got = _receive(pid, read_fd)
-            if got is None:  # the child failed: its share is loaded and checked here, as in one process
+            if head is None or child_checked is None:  # the child failed: its share is loaded and checked here
+                cross = None
                 extra, tags = _load_some(items, sorted(theirs), root, kb.profile)
-                records, files_seen = extra.records, extra.files_seen
                 own.url_clear |= extra.url_clear
+                loaded = _merge(own, own_tags, extra.records, tags, len(items))
+                loaded.files_seen += extra.files_seen
             else:
-                tags, stubs, child_checked, files_seen = got
-                records = {
-                    key: Record(key=key, id=rid, type=rtype, dir=rdir, path=rel, data=data) for key, rid, rtype, rdir, rel, data in stubs
-                }
                 checked.update(child_checked)
-            loaded = _merge(own, own_tags, records, tags, len(items))
-            loaded.files_seen += files_seen
+                return validate(kb, **options, checked=checked, cross=cross)
         report_interrupted_writes(loaded, root, kb.profile)
         kb.install(loaded)
-        return validate(kb, types=types, select=select, ignore=ignore, max_dangling_refs=max_dangling_refs, today=today, checked=checked)
+        return validate(kb, **options, checked=checked, cross=cross)
 
 
 def _child_share(files: list[int], share: float) -> list[int]:
@@ -172,21 +184,101 @@ def _merge(own: Loaded, own_tags: Tags, records: dict[str, Record], tags: Tags, 
     return out
 
 
-def _fork(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None, today: _dt.date) -> tuple[int, int]:
-    """Fork a child that loads and checks ``items[i]`` for ``i`` in ``indices`` and writes its pickled result to a
-    pipe; ``(pid, read fd)``."""
+class _Child:
+    """The forked child and its two results: the record stubs it loaded, then its per-record findings.
+
+    The stubs travel through an unnamed memory file (``memfd``), whose length the child then writes to the pipe:
+    writing them to the pipe itself would block the child until the parent, still busy with its own share, reads.
+    The findings come through the pipe after that, up to its end."""
+
+    def __init__(self, pid: int, read_fd: int, head_fd: int) -> None:
+        self.pid, self.read_fd, self.head_fd = pid, read_fd, head_fd
+        self.reaped = False
+
+    def head(self) -> tuple[Tags, list, int] | None:
+        """``(tags, stubs, files seen)`` once the child has loaded its share; ``None`` when it failed."""
+        size = _read_exactly(self.read_fd, 8)
+        if len(size) == 8:
+            payload = _pread_exactly(self.head_fd, int.from_bytes(size, "little"))
+            got = _unpickled(payload)
+            if type(got) is tuple and len(got) == 3:
+                return got
+        self.end()
+        return None
+
+    def checked(self) -> dict[str, list[Finding]] | None:
+        """The child's ``{record key: findings}`` (it has then exited); ``None`` when it failed."""
+        chunks = []
+        while chunk := os.read(self.read_fd, 1 << 20):
+            chunks.append(chunk)
+        self.end(kill=False)
+        got = _unpickled(b"".join(chunks)) if self.status == 0 else None
+        return got if type(got) is dict else None
+
+    status = -1
+
+    def end(self, *, kill: bool = True) -> None:
+        """Close the pipe and the memory file and reap the child (killed first unless ``kill`` is false); once."""
+        if self.reaped:
+            return
+        self.reaped = True
+        os.close(self.read_fd)
+        os.close(self.head_fd)
+        if kill:
+            os.kill(self.pid, signal.SIGKILL)
+        _, status = os.waitpid(self.pid, 0)
+        self.status = os.waitstatus_to_exitcode(status)
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    out = b""
+    while len(out) < size and (chunk := os.read(fd, size - len(out))):
+        out += chunk
+    return out
+
+
+def _pread_exactly(fd: int, size: int) -> bytes:
+    chunks = []
+    done = 0
+    while done < size and (chunk := os.pread(fd, size - done, done)):
+        chunks.append(chunk)
+        done += len(chunk)
+    return b"".join(chunks)
+
+
+def _unpickled(payload: bytes) -> Any:
+    if not payload:
+        return None
+    try:
+        return pickle.loads(payload)
+    except Exception:  # noqa: BLE001 - a truncated payload: the parent does the share itself
+        return None
+
+
+def _fork(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None, today: _dt.date) -> _Child:
+    """Fork a child that loads and checks ``items[i]`` for ``i`` in ``indices`` and sends its results (:class:`_Child`)."""
     read_fd, write_fd = os.pipe()
+    head_fd = os.memfd_create("inferkb-validate-split")
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid != 0:
         os.close(write_fd)
-        return pid, read_fd
+        return _Child(pid, read_fd, head_fd)
     code = 1
     try:  # the child: never returns into the caller
         os.close(read_fd)
+
+        def send_head(head: tuple[Any, ...]) -> None:
+            payload = pickle.dumps(head, protocol=pickle.HIGHEST_PROTOCOL)
+            view = memoryview(payload)
+            done = 0
+            while done < len(payload):
+                done += os.pwrite(head_fd, view[done:], done)
+            os.write(write_fd, len(payload).to_bytes(8, "little"))
+
         if not os.environ.get(_CHILD_FAILED):
-            payload = pickle.dumps(_child_work(kb, items, indices, wanted, today), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps(_child_work(kb, items, indices, wanted, today, send_head), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write_fd, "wb") as fh:
                 fh.write(payload)
             code = 0
@@ -196,35 +288,28 @@ def _fork(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None
         os._exit(code)
 
 
-def _child_work(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None, today: _dt.date) -> tuple[Any, ...]:
-    """Load and check the child's share: ``(tags, record stubs, {key: per-record findings}, files seen)``.
+def _child_work(
+    kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None, today: _dt.date, send_head: Callable[[tuple], None]
+) -> dict[str, list[Finding]]:
+    """Load the child's share and ``send_head((tags, record stubs, files seen))``, then check it: returns
+    ``{key: per-record findings}``.
 
     A stub is ``(key, id, type, dir, path, data)`` where ``data`` keeps only ``sources`` and the type's reference
-    fields: all that :func:`inferkb.validate.reference_findings` and KB205 read of a record."""
+    fields: all that :func:`inferkb.validate.cross_record_findings` reads of a record."""
     half, tags = _load_some(items, indices, kb.root, kb.profile)
-    kb.install(half)
-    schemas = schema_set(kb)
     types = kb.profile.types
     stubs = []
-    checked = {}
     for rec in half.records.values():
-        if wanted is None or rec.type in wanted:
-            checked[rec.key] = record_checks(kb, rec, schemas, today)
         fields = ("sources", *types[rec.type].refs)
         data = {f: rec.data[f] for f in fields if f in rec.data}
         stubs.append((rec.key, rec.id, rec.type, rec.dir, rec.path, data))
-    return tags, stubs, checked, half.files_seen
+    send_head((tags, stubs, half.files_seen))
+    kb.install(half)
+    schemas = schema_set(kb)
+    return {rec.key: record_checks(kb, rec, schemas, today) for rec in half.records.values() if wanted is None or rec.type in wanted}
 
 
-def _receive(pid: int, read_fd: int) -> tuple[Any, ...] | None:
-    """The child's result, or ``None`` when it died, failed or sent something that does not unpickle."""
-    with os.fdopen(read_fd, "rb") as fh:
-        payload = fh.read()
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0 or not payload:
-        return None
-    try:
-        half = pickle.loads(payload)
-    except Exception:  # noqa: BLE001 - a truncated payload: the parent does the half itself
-        return None
-    return half if type(half) is tuple and len(half) == 4 else None
+def _receive(child: _Child) -> tuple[Tags, list, int] | None:
+    """The child's record stubs (:meth:`_Child.head`), ``None`` when it failed; a function of its own so that tests
+    can see whether they came."""
+    return child.head()
