@@ -27,6 +27,7 @@ from .store import KEBAB, Record
 from .store.cache import CacheFile
 from .urls import unsafe_urls
 from .validate_geometry import per_layer_findings
+from .validate_repeats import repeat_group_findings
 from .validate_stats import stat_findings
 
 if TYPE_CHECKING:
@@ -384,6 +385,7 @@ def validate(
         cache.save()
     refs, dangling = reference_findings(kb, recs)
     findings.extend(refs)
+    findings.extend(repeat_group_findings(kb, recs))
     for bare, hits in kb.by_id.items():
         if len({h.type for h in hits}) > 1 and (not types or any(h.type in types for h in hits)):
             findings.append(
