@@ -413,7 +413,8 @@ def compare(
             if n not in varied:
                 counts.setdefault(n, Counter())[v] += 1
         fixed.setdefault(key, {n: v for n, v in cs.fixed_by.items() if n not in varied})
-    repeat_of = memberships(kb.by_type("benchmark")) if "benchmark" in kb.profile.types else {}
+    # Members of a group share model, metric, hardware, engine and format (KB127), so a selection holds all or none.
+    repeat_of = memberships(records)
     for nc in not_comparable:
         if nc.id in repeat_of:
             nc.repeat = repeat_of[nc.id].to_dict()

@@ -294,7 +294,8 @@ def pareto(
         key = cs.key(skip)
         groups.setdefault(key, []).append(ParetoPoint(rec.id, xv, pa.value, cs.values.get("load"), False, d.get("experimental") is True))
         shown.setdefault(key, {n: v for n, v in cs.values.items() if n not in skip})
-    repeat_of = memberships(kb.by_type("benchmark")) if "benchmark" in kb.profile.types else {}
+    # Members of a group share model, metric, hardware, engine and format (KB127), so a selection holds all or none.
+    repeat_of = memberships(records)
     classes = []
     for key, points in groups.items():
         points = _fold_repeats(points, repeat_of)

@@ -40,7 +40,10 @@ def _order(rec: Record) -> tuple[int, str]:
 
 
 def memberships(records: Iterable[Record]) -> dict[str, Membership]:
-    """``{record id: Membership}`` for the records of ``records`` that share a ``repeat_group`` with at least one other."""
+    """``{record id: Membership}`` for the records of ``records`` that share a ``repeat_group`` with at least one other.
+
+    Counted within ``records`` (compare and pareto pass their selection): a member whose siblings are not
+    among them is no member here."""
     groups: dict[str, list[Record]] = {}
     for rec in records:
         gid = rec.data.get(FIELD)
