@@ -87,6 +87,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.derive.mlperf_weight_format",
         "inferkb.derive.same_measurement",
         "inferkb.derive.distinct_names",
+        "inferkb.derive.repeat_group",
     ),
     "exporters": ("inferkb.intake.llmd_report",),
     "reporters": ("inferkb.reporters",),

@@ -27,6 +27,7 @@ from .store import KEBAB, Record
 from .store.cache import CacheFile
 from .urls import unsafe_urls
 from .validate_geometry import per_layer_findings
+from .validate_repeats import repeat_group_findings
 from .validate_stats import stat_findings
 
 if TYPE_CHECKING:
@@ -409,6 +410,8 @@ def validate(
         cache.save()
     refs, dangling, shared_ids = cross if cross is not None else cross_record_findings(kb, types)
     findings.extend(refs)
+    # Not in cross_record_findings: the split resolves those on record stubs, and a repeat group compares conditions.
+    findings.extend(repeat_group_findings(kb, recs))
     findings.extend(shared_ids)
     budget = max_dangling_refs if max_dangling_refs is not None else kb.profile.max_dangling_refs
     budget_origin = "--max-dangling-refs" if max_dangling_refs is not None else kb.profile.budget_origin

@@ -416,6 +416,34 @@ KB125 = register(
     )
 )
 
+KB126 = register(
+    Rule(
+        "KB126",
+        "repeat-group-dangling",
+        "error",
+        "validate",
+        "A benchmark's repeat_group names no benchmark record, or one that is not itself in that group.",
+        "A repeat group's id is the id of its first member, so a reader (and compare) can find the group from any member; "
+        "an id that leads nowhere, or to a record outside the group, links nothing and hides which rows are repeats.",
+        '"repeat_group": "lib-x-bs64" where benchmarks/lib-x-bs64.json has "repeat_group": "lib-x-bs64"',
+        '"repeat_group": "lib-x-bs46" (no such benchmark)',
+    )
+)
+KB127 = register(
+    Rule(
+        "KB127",
+        "repeat-group-mismatch",
+        "error",
+        "validate",
+        "Members of one repeat_group differ in a comparability condition (compare's class key), the metric or the unit.",
+        "Repeats are measurements of one configuration: compare folds them into one row and ranks their median. Two "
+        "records that differ in model, hardware, load, lengths, engine, format, scenario or unit are different setups, "
+        "and folding them would hide a real difference behind a spread.",
+        "two rows with batch_size 64, one with value 1485.4 and one with 1490.1, both unit tok/s",
+        "one member with batch_size 64 and another with batch_size 32",
+    )
+)
+
 KB201 = register(
     Rule(
         "KB201",

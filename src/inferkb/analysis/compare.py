@@ -7,7 +7,12 @@ Python API::
     result.to_dict()       # JSON-able: classes (key, ranked rows), not_comparable, split_by
 
 Ranking rules (shared data contracts): one row per ``same_measurement_as``
-group (the others are folded into it); rows with ``experimental: true`` are
+group (the others are folded into it); one row per ``repeat_group`` (repeated
+measurements of one configuration, :mod:`inferkb.analysis.repeats`): the row
+takes the group's first member's id, ranks on the members' median and carries
+``repeats`` (n, ids, values, min, median, max), so a repeat is never ranked as
+a second setup nor its best value picked; a not-comparable record in a repeat
+group carries ``repeat`` (group, index, n); rows with ``experimental: true`` are
 labelled; MLPerf closed and open divisions are never in one class (the
 ``division`` condition cannot be varied). Direction (higher or lower is
 better) comes from the KB's metric registry; a metric without one is listed
@@ -17,6 +22,7 @@ per-accelerator figure (:func:`inferkb.analysis.common.per_accelerator`).
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -27,6 +33,7 @@ from ..hardware import normalise
 from ..query_expr import absent_value_near
 from .common import AnalysisError, is_number, lookup, mlperf_division, mlperf_round, per_accelerator, rate_label, token_basis
 from .comparability import CONDITION_NAMES, check_vary, conditions_of, key_id
+from .repeats import Membership, memberships, spread
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -56,6 +63,9 @@ class RankedRow:
     scope; ``varied`` holds the varied conditions' values; ``same_measurement``
     the ids folded into this row; ``context`` origin, division, round,
     submitter, system, OS (differences that come from how a number was made).
+    ``repeats``: for a row standing for a repeat group, ``{"group", "n", "ids",
+    "values", "min", "median", "max"}`` (ids in line order, values the members'
+    ranked values); ``value`` and ``headline`` are then the medians. ``None`` otherwise.
     """
 
     id: str
@@ -72,6 +82,7 @@ class RankedRow:
     same_measurement: list[str] = field(default_factory=list)
     context: dict[str, Any] = field(default_factory=dict)
     arms: list[ArmRow] = field(default_factory=list)
+    repeats: dict[str, Any] | None = None
 
 
 @dataclass
@@ -98,7 +109,10 @@ class ComparisonClass:
 
 @dataclass
 class NotComparable:
-    """A selected record that no class can take: ``missing`` names the unstated conditions, ``reason`` anything else."""
+    """A selected record that no class can take: ``missing`` names the unstated conditions, ``reason`` anything else.
+
+    ``repeat``: ``{"group", "index", "n"}`` when the record is one of a repeat group's measurements, else ``None``.
+    """
 
     id: str
     value: float | None
@@ -106,6 +120,7 @@ class NotComparable:
     label: str
     missing: list[str]
     reason: str
+    repeat: dict[str, Any] | None = None
 
 
 @dataclass
@@ -398,10 +413,15 @@ def compare(
             if n not in varied:
                 counts.setdefault(n, Counter())[v] += 1
         fixed.setdefault(key, {n: v for n, v in cs.fixed_by.items() if n not in varied})
+    # Members of a group share model, metric, hardware, engine and format (KB127), so a selection holds all or none.
+    repeat_of = memberships(records)
+    for nc in not_comparable:
+        if nc.id in repeat_of:
+            nc.repeat = repeat_of[nc.id].to_dict()
     classes = []
     for key, members in groups.items():
         shown, spellings = _shown(spelt[key])
-        cls = _rank(kb, key, members, shown, fixed[key], varied)
+        cls = _rank(kb, key, members, shown, fixed[key], varied, repeat_of)
         cls.spellings = spellings
         classes.append(cls)
     classes.sort(key=lambda c: (-c.size, c.id))
@@ -443,8 +463,43 @@ def _shown(counts: dict[str, Counter]) -> tuple[dict[str, Any], dict[str, list[A
     return shown, merged
 
 
+def _fold_repeats(
+    reps: dict[str, tuple[Record, Any, float]], folded: dict[str, list[str]], repeat_of: dict[str, Membership]
+) -> dict[str, dict[str, Any]]:
+    """Fold the rows of one class that are members of one repeat group (two or more present) into the first member's row.
+
+    Changes ``reps`` and ``folded`` in place; returns ``{root: spread}`` for the rows that now stand for a group."""
+    by_group: dict[str, list[str]] = {}
+    for root, (rec, _, _) in reps.items():
+        member = next((repeat_of[i] for i in (rec.id, *folded.get(root, [])) if i in repeat_of), None)
+        if member is not None:
+            by_group.setdefault(member.group, []).append(root)
+    out: dict[str, dict[str, Any]] = {}
+    for gid, roots in by_group.items():
+        if len(roots) < 2:
+            continue
+        roots.sort(key=lambda r: (repeat_of[reps[r][0].id].index if reps[r][0].id in repeat_of else 0, r))
+        ids = [reps[r][0].id for r in roots]
+        values = [reps[r][2] for r in roots]
+        rec, pa, _ = reps[roots[0]]
+        info = spread(gid, ids, values)
+        info["headlines"] = [float(reps[r][0].data["value"]) for r in roots]
+        reps[roots[0]] = (rec, pa, info["median"])
+        for r in roots[1:]:
+            del reps[r]
+            folded.setdefault(roots[0], []).extend(folded.pop(r, []))
+        out[roots[0]] = info
+    return out
+
+
 def _rank(
-    kb: KB, key: tuple, members: list[tuple[Record, Any, float]], shown: dict, fixed: dict, varied: tuple[str, ...]
+    kb: KB,
+    key: tuple,
+    members: list[tuple[Record, Any, float]],
+    shown: dict,
+    fixed: dict,
+    varied: tuple[str, ...],
+    repeat_of: dict[str, Membership] | None = None,
 ) -> ComparisonClass:
     metric = shown.get("metric")
     direction = (kb.metrics.get(metric) or {}).get("direction") if metric else None
@@ -463,6 +518,7 @@ def _rank(
             reps[root] = (rec, pa, value)
         else:
             folded.setdefault(root, []).append(rec.id)
+    grouped = _fold_repeats(reps, folded, repeat_of or {})
     ordered = list(reps.items())
     if direction in ("higher", "lower"):
         ordered.sort(key=lambda item: (-item[1][2] if direction == "higher" else item[1][2], item[1][0].id))
@@ -470,22 +526,31 @@ def _rank(
     for pos, (root, (rec, pa, value)) in enumerate(ordered, start=1):
         d = rec.data
         vc = conditions_of(d).values
+        info = grouped.get(root)
+        headline = float(d["value"])
+        pa_dict = pa.to_dict() if pa is not None else (per_accelerator(d)[0].to_dict() if per_accelerator(d)[0] else None)
+        if info is not None:
+            headline = statistics.median(info.pop("headlines"))
+            if pa_dict is not None and pa_dict.get("divisor"):
+                # Members share the device count (KB127), so the median divides down like one value.
+                pa_dict = dict(pa_dict, value=headline / pa_dict["divisor"], source="median of repeats")
         rows.append(
             RankedRow(
                 id=rec.id,
                 rank=pos if direction in ("higher", "lower") else None,
                 value=value,
-                headline=float(d["value"]),
+                headline=headline,
                 unit=d.get("unit"),
                 label=rate_label(d) if pa is None else rate_label(d).rsplit(", ", 1)[0] + ", per accelerator",
                 token_basis=token_basis(d.get("metric")),
                 value_scope=d.get("value_scope"),
-                per_accelerator=pa.to_dict() if pa is not None else (per_accelerator(d)[0].to_dict() if per_accelerator(d)[0] else None),
+                per_accelerator=pa_dict,
                 experimental=d.get("experimental") is True,
                 varied={n: vc.get(n) for n in varied},
                 same_measurement=folded.get(root, []),
                 context=_context(d),
                 arms=_arm_rows(d, direction),
+                repeats=info,
             )
         )
     return ComparisonClass(key_id(key), dict(shown), dict(fixed), direction, rows)

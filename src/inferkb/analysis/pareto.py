@@ -11,11 +11,15 @@ apart with the reason.
 
 A point is on the frontier when no other point of its class is at least as
 good on both axes and better on one (y: higher is better; x: the metric
-registry's direction).
+registry's direction). Repeated measurements of one configuration (a
+``repeat_group``, :mod:`inferkb.analysis.repeats`) are one point, at the
+members' median x and median y, named by the first member and listing all of
+them in ``repeats``: the frontier never picks a lucky repeat over its siblings.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -23,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .common import AnalysisError, is_number, per_accelerator
 from .comparability import check_vary, conditions_of, key_id
 from .compare import select, values_of_selection
+from .repeats import Membership, memberships
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -34,7 +39,10 @@ _STATS = ("p50", "mean", "p90", "p95", "p99", "p999", "min", "max")
 
 @dataclass
 class ParetoPoint:
-    """One benchmark as a point: ``x`` (the per-user figure), ``y`` (headline per accelerator), ``load`` (the sweep condition)."""
+    """One benchmark as a point: ``x`` (the per-user figure), ``y`` (headline per accelerator), ``load`` (the sweep condition).
+
+    ``repeats``: for a point standing for a repeat group, its members' ids in line order (``x`` and ``y`` their medians).
+    """
 
     id: str
     x: float
@@ -42,6 +50,7 @@ class ParetoPoint:
     load: Any
     on_frontier: bool
     experimental: bool
+    repeats: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -199,6 +208,27 @@ def x_metric_hint(
     return f"hint: in this selection, {listed}{more}; {advice}"
 
 
+def _fold_repeats(points: list[ParetoPoint], repeat_of: dict[str, Membership]) -> list[ParetoPoint]:
+    """Points of one class with each repeat group (two or more members present) replaced by one point at the medians."""
+    by_group: dict[str, list[ParetoPoint]] = {}
+    out: list[ParetoPoint] = []
+    for p in points:
+        if p.id in repeat_of:
+            by_group.setdefault(repeat_of[p.id].group, []).append(p)
+        else:
+            out.append(p)
+    for members in by_group.values():
+        if len(members) < 2:
+            out.extend(members)
+            continue
+        members.sort(key=lambda p: (repeat_of[p.id].index, p.id))
+        first = members[0]
+        x = statistics.median(p.x for p in members)
+        y = statistics.median(p.y for p in members)
+        out.append(ParetoPoint(first.id, x, y, first.load, False, any(p.experimental for p in members), [p.id for p in members]))
+    return out
+
+
 def pareto(
     kb: KB,
     *,
@@ -264,8 +294,11 @@ def pareto(
         key = cs.key(skip)
         groups.setdefault(key, []).append(ParetoPoint(rec.id, xv, pa.value, cs.values.get("load"), False, d.get("experimental") is True))
         shown.setdefault(key, {n: v for n, v in cs.values.items() if n not in skip})
+    # Members of a group share model, metric, hardware, engine and format (KB127), so a selection holds all or none.
+    repeat_of = memberships(records)
     classes = []
     for key, points in groups.items():
+        points = _fold_repeats(points, repeat_of)
         front = frontier([(p.id, p.x, p.y) for p in points], direction == "higher")
         on = set(front)
         for p in points:

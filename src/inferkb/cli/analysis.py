@@ -114,6 +114,10 @@ def _compare_rows(result) -> list[dict[str, Any]]:
                 "experimental": r.experimental,
                 "origin": r.context.get("origin"),
                 "same_measurement": ";".join(r.same_measurement) or None,
+                "repeat_group": (r.repeats or {}).get("group"),
+                "repeats": (r.repeats or {}).get("n"),
+                "repeat_min": (r.repeats or {}).get("min"),
+                "repeat_max": (r.repeats or {}).get("max"),
             }
             row.update({f"varied.{k}": v for k, v in r.varied.items()})
             rows.append(row)
@@ -127,6 +131,8 @@ def _compare_rows(result) -> list[dict[str, Any]]:
                 "label": n.label,
                 "missing": ";".join(n.missing) or None,
                 "reason": n.reason,
+                "repeat_group": (n.repeat or {}).get("group"),
+                "repeat": f"{n.repeat['index']}/{n.repeat['n']}" if n.repeat else None,
             }
         )
     return rows
@@ -191,6 +197,9 @@ def _print_compare(result, show_all: bool) -> None:
                 notes.append("EXPERIMENTAL")
             if r.same_measurement:
                 notes.append("same measurement: " + ", ".join(r.same_measurement))
+            if r.repeats:
+                rp = r.repeats
+                notes.append(f"median of {rp['n']} repeats (min {_fmt_num(rp['min'])}, max {_fmt_num(rp['max'])}): " + ", ".join(rp["ids"]))
             if mixed_origins and r.context.get("origin"):
                 notes.append(r.context["origin"])
             pa = r.per_accelerator
@@ -216,7 +225,8 @@ def _print_compare(result, show_all: bool) -> None:
     if result.not_comparable:
         t = _table("\nnot comparable (a condition is not stated, or no value)", ["value", "missing / reason", "benchmark"])
         for n in result.not_comparable[: None if show_all else 10]:
-            t.add_row(f"{_fmt_num(n.value)} {n.unit or ''}", ", ".join(n.missing) if n.missing else n.reason, n.id)
+            shown = f"{n.id} (repeat {n.repeat['index']}/{n.repeat['n']})" if n.repeat else n.id
+            t.add_row(f"{_fmt_num(n.value)} {n.unit or ''}", ", ".join(n.missing) if n.missing else n.reason, shown)
         console.print(t)
         if not show_all and len(result.not_comparable) > 10:
             console.print(f"... {len(result.not_comparable) - 10} more (--all)")
@@ -289,6 +299,10 @@ def compare(
     state makes it "not comparable" — never silently equal. A known --metric that no selected
     benchmark has selects nothing (exit 0) and the metrics the rest of the selection has are
     listed with counts; an unknown metric name is an error (exit 2).
+    Repeated measurements of one configuration (records sharing a repeat_group) are one
+    row, ranked on their median, with n, min and max beside it (CSV/Markdown columns
+    repeat_group, repeats, repeat_min, repeat_max); a not-comparable repeat is marked
+    "repeat k/n".
 
     \b
     Examples:
@@ -398,7 +412,16 @@ def compare(
             emit_json(res.to_dict())
             return
         rows = [
-            {"class": c.id, "id": p.id, "x": p.x, "y": p.y, "load": p.load, "frontier": p.on_frontier, "experimental": p.experimental}
+            {
+                "class": c.id,
+                "id": p.id,
+                "x": p.x,
+                "y": p.y,
+                "load": p.load,
+                "frontier": p.on_frontier,
+                "experimental": p.experimental,
+                "repeats": ";".join(p.repeats) or None,
+            }
             for c in res.classes
             for p in c.points
         ]
@@ -431,7 +454,7 @@ def compare(
             )
             for p in c.points:
                 t.add_row(
-                    p.id + (" [EXPERIMENTAL]" if p.experimental else ""),
+                    p.id + (" [EXPERIMENTAL]" if p.experimental else "") + (f" [median of {len(p.repeats)} repeats]" if p.repeats else ""),
                     _fmt_num(p.load),
                     _fmt_num(p.x),
                     _fmt_num(p.y),

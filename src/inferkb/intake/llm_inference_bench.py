@@ -34,7 +34,10 @@ columns, same Latency and Throughput text) are skipped (KB1131): the dashboard
 views re-publish the main table. Rows that repeat one run at another printed
 precision (``261.9463347`` vs ``261.946334709452``) are imported and linked by
 ``same_measurement_as`` (rule in :mod:`inferkb.intake.lib_links`, the one the
-derivation ``same-measurement`` applies). Engine versions and warmup are not stated
+derivation ``same-measurement`` applies). Rows of one file that agree in every
+column but the measured ones are repeated measurements of one configuration:
+each gets ``repeat_group`` (rule in :mod:`inferkb.intake.repeats`, the one the
+derivation ``repeat-group`` applies). Engine versions and warmup are not stated
 anywhere in these files: gaps. Hardware names are generic (``Nvidia A100 GPU``
 does not say 40/80 GB or SXM/PCIe): they resolve through aliases or the
 orchestrator's ``hardware_map``; an ambiguous name lists the candidates.
@@ -57,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 from . import common as C
 from . import dataset as D
-from . import lib_links
+from . import lib_links, repeats
 from . import llm_inference_bench_formats as F
 from . import mlperf_maps as M
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
@@ -465,4 +468,5 @@ class LLMInferenceBench(Importer):
         result = C.finish_batch(result, extra, bench, options, "rows")
         # After finish_batch: ids are final only once unique_ids has run.
         result.stats["same_measurement_groups"] = lib_links.link_records(bench, _dt.date.fromisoformat(today()))
+        result.stats["repeat_groups"] = repeats.link_repeats(bench, _dt.date.fromisoformat(today()))
         return result

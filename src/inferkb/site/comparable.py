@@ -193,8 +193,8 @@ class Comparisons:
             # The compared form (engine versions canonical), as the class itself was formed: not the spelling shown.
             key = tuple(v for _, v in conditions_of(by_id[cls.rows[0].id].data).key())
             for row in cls.rows:
-                same = [row.id, *row.same_measurement]  # one measurement, counted once
-                others = [m for r in cls.rows if r is not row for m in (r.id, *r.same_measurement)]
+                same = [row.id, *row.same_measurement, *(row.repeats or {}).get("ids", [])[1:]]  # one configuration, counted once
+                others = [m for r in cls.rows if r is not row for m in (r.id, *r.same_measurement, *(r.repeats or {}).get("ids", [])[1:])]
                 for rid in same:
                     folded = [x for x in same if x != rid]
                     self._placements[rid] = Placement("class" if others else "alone", grp, cls.id, others, folded, href=href)

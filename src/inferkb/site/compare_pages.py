@@ -90,11 +90,22 @@ def _model_options(cmp: Comparisons, current: ModelGroup | None, lens: Lens) -> 
     return [{"text": f"{g.name} ({len(g.records)} benchmarks)", "href": g.href(lens), "selected": g is current} for g in cmp.groups]
 
 
+def _folded_note(row: RankedRow) -> str | None:
+    """What a row counts once: the other repeats of its configuration (median shown), then same-measurement records."""
+    parts = []
+    if row.repeats:
+        rp = row.repeats
+        parts.append(f"median of {rp['n']} repeats of one configuration (min {fmt_num(rp['min'])}, max {fmt_num(rp['max'])}); the others:")
+    if row.same_measurement:
+        parts.append(f"counted once with {len(row.same_measurement)} same-measurement record(s):")
+    return " ".join(parts) or None
+
+
 def _standing(res: CompareResult) -> tuple[int, int, int]:
     """(benchmarks in a class with others, alone in their class, not comparable); folded same-measurement rows count."""
     shared = alone = 0
     for cls in res.classes:
-        n = sum(1 + len(r.same_measurement) for r in cls.rows)
+        n = sum(1 + len(r.same_measurement) + ((r.repeats or {}).get("n", 1) - 1) for r in cls.rows)
         if cls.size > 1:
             shared += n
         else:
@@ -215,8 +226,8 @@ def _class_choice(ctx: PageContext, grp: ModelGroup, lens: Lens, cls: Comparison
                 "text": title,
                 "href": _href(ctx, row.id),
                 "badge": "experimental" if row.experimental else None,
-                "note": (f"counted once with {len(row.same_measurement)} same-measurement record(s):" if row.same_measurement else None),
-                "links": [_link(ctx, x, x) for x in row.same_measurement],
+                "note": _folded_note(row),
+                "links": [_link(ctx, x, x) for x in (*(row.repeats or {}).get("ids", [])[1:], *row.same_measurement)],
             },
             {"text": f"{fmt_num(row.value)} {unit}".strip(), "num": True, "sort": _sort(row.value)},
             {"text": pa},
@@ -333,6 +344,7 @@ def _not_comparable(ctx: PageContext, cmp: Comparisons, grp: ModelGroup, res: Co
                     "text": ctx.site.title(rec) if rec is not None else nc.id,
                     "href": _href(ctx, nc.id),
                     "badge": "experimental" if rec is not None and rec.data.get("experimental") is True else None,
+                    "note": f"repeat {nc.repeat['index']} of {nc.repeat['n']} (repeat_group {nc.repeat['group']})" if nc.repeat else None,
                 },
                 {"text": f"{fmt_num(nc.value)} {nc.unit or ''}".strip(), "note": nc.label, "sort": _sort(nc.value)},
                 missing or nc.reason,

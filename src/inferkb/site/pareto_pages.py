@@ -94,6 +94,7 @@ def _class_section(ctx: PageContext, model: str, slug: str, axis: str, direction
                     "text": ctx.site.title(rec) if rec is not None else p.id,
                     "href": ctx.site.linker.record_href(rec) if rec is not None else None,
                     "badge": "experimental" if p.experimental else None,
+                    "note": f"median of {len(p.repeats)} repeats of one configuration" if p.repeats else None,
                 },
                 str(p.load),
                 {"text": fmt_num(p.x), "num": True},
