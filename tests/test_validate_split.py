@@ -282,3 +282,29 @@ def test_the_cli_keeps_the_validated_kb_to_the_process_end(troubled_kb, monkeypa
         gc.unfreeze()  # the owned CLI froze this test process's objects
     assert [type(kb).__name__ for kb in common._KEPT] == ["KB", "KB"]
     assert all(len(kb.records) > 300 for kb in common._KEPT)
+
+
+def test_repeat_groups_across_both_shares_give_the_serial_findings(tmp_path, monkeypatch):
+    # Members of one group in consecutive files land in both processes' shares; the parent compares their
+    # conditions, so the child's members must reach it whole, not as reference-only stubs.
+    from analysis_helpers import bench, make_kb
+
+    other = bench("g1-2", 300.0, repeat_group="g1")
+    other["conditions"]["concurrency"] = 32  # KB127
+    records = [
+        bench("g0", 100.0, repeat_group="g0"),
+        bench("g0-2", 110.0, repeat_group="g0"),
+        bench("g0-3", 120.0, repeat_group="g0"),
+        bench("g1", 100.0, repeat_group="g1"),
+        other,
+        bench("g2", 1.0),
+        bench("g2-2", 2.0, repeat_group="g2"),  # KB126: g2 is in no group
+        bench("g3", 5.0, repeat_group="nope"),  # KB126: no such record
+    ]
+    root = make_kb(tmp_path, records)
+    split, used = _split(root, monkeypatch)
+    assert used == [True]
+    serial = _serial(root)
+    assert split == serial
+    codes = sorted((f["code"], f["record"]) for f in serial["findings"] if f["code"] in ("KB126", "KB127"))
+    assert codes == [("KB126", "benchmarks/g2-2"), ("KB126", "benchmarks/g3"), ("KB127", "benchmarks/g1-2")]

@@ -44,6 +44,7 @@ from .store import Record, gc_paused, locate
 from .store import cache as load_cache
 from .store.loader import Item, Loaded, load_items, report_interrupted_writes, walk
 from .validate import cross_record_findings, record_checks, validate
+from .validate_repeats import FIELD as REPEAT_FIELD
 
 __all__ = ["SPLIT_MIN_FILES", "validate_path"]
 
@@ -295,13 +296,18 @@ def _child_work(
     ``{key: per-record findings}``.
 
     A stub is ``(key, id, type, dir, path, data)`` where ``data`` keeps only ``sources`` and the type's reference
-    fields: all that :func:`inferkb.validate.cross_record_findings` reads of a record."""
+    fields: all that :func:`inferkb.validate.cross_record_findings` reads of a record. A member of a repeat group
+    (``repeat_group`` set) keeps its whole data: :func:`inferkb.validate_repeats.repeat_group_findings` compares the
+    members' conditions in the parent, and a stub without the field reads as a record outside any group."""
     half, tags = _load_some(items, indices, kb.root, kb.profile)
     types = kb.profile.types
     stubs = []
     for rec in half.records.values():
-        fields = ("sources", *types[rec.type].refs)
-        data = {f: rec.data[f] for f in fields if f in rec.data}
+        if rec.data.get(REPEAT_FIELD) is not None:
+            data = rec.data
+        else:
+            fields = ("sources", *types[rec.type].refs)
+            data = {f: rec.data[f] for f in fields if f in rec.data}
         stubs.append((rec.key, rec.id, rec.type, rec.dir, rec.path, data))
     send_head((tags, stubs, half.files_seen))
     kb.install(half)
