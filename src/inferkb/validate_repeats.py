@@ -10,7 +10,6 @@ equal here, since a repeat's conditions are one setup's, stated or not) and on
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -35,39 +34,19 @@ def _identity(data: dict[str, Any]) -> dict[str, Any]:
 def repeat_group_findings(kb: KB, recs: Iterable[Record]) -> list[Finding]:
     """KB126 and KB127 findings for the benchmark records among ``recs`` that carry a ``repeat_group`` string."""
     out: list[Finding] = []
-    benchmarks = {r.id: r for r in kb.by_type("benchmark")} if "benchmark" in kb.profile.types else {}
-    groups: dict[str, list[Record]] = defaultdict(list)
-    for rec in benchmarks.values():
-        gid = rec.data.get(FIELD)
-        if isinstance(gid, str):
-            groups[gid].append(rec)
     for rec in recs:
         gid = rec.data.get(FIELD)
         if rec.type != "benchmark" or not isinstance(gid, str):
             continue
-        head = benchmarks.get(gid)
-        if head is None:
-            out.append(
-                R.KB126.finding(
-                    f"{FIELD}: {gid!r} is not a benchmark record (expected data/{rec.dir}/{gid}.json, the group's first member)",
-                    record=rec.key,
-                    path=rec.path,
-                    field=FIELD,
-                    extra={"id": gid},
-                )
+        head = next((h for h in kb.by_id.get(gid, ()) if h.type == "benchmark"), None)
+        if head is None or head.data.get(FIELD) != gid:
+            why = (
+                f"{gid!r} is not a benchmark record (expected data/{rec.dir}/{gid}.json, the group's first member)"
+                if head is None
+                else f"{gid!r} names a record that is not in the group (its {FIELD} is {head.data.get(FIELD)!r}); "
+                "the group id is its first member's id"
             )
-            continue
-        if head.data.get(FIELD) != gid:
-            out.append(
-                R.KB126.finding(
-                    f"{FIELD}: {gid!r} names a record that is not in the group (its {FIELD} is {head.data.get(FIELD)!r}); "
-                    f"the group id is its first member's id",
-                    record=rec.key,
-                    path=rec.path,
-                    field=FIELD,
-                    extra={"id": gid},
-                )
-            )
+            out.append(R.KB126.finding(f"{FIELD}: {why}", record=rec.key, path=rec.path, field=FIELD, extra={"id": gid}))
             continue
         if rec.id == gid:
             continue

@@ -195,6 +195,7 @@ class _Child:
     def __init__(self, pid: int, read_fd: int, head_fd: int) -> None:
         self.pid, self.read_fd, self.head_fd = pid, read_fd, head_fd
         self.reaped = False
+        self.status = -1  # the child's exit code once reaped
 
     def head(self) -> tuple[Tags, list, int] | None:
         """``(tags, stubs, files seen)`` once the child has loaded its share; ``None`` when it failed."""
@@ -215,8 +216,6 @@ class _Child:
         self.end(kill=False)
         got = _unpickled(b"".join(chunks)) if self.status == 0 else None
         return got if type(got) is dict else None
-
-    status = -1
 
     def end(self, *, kill: bool = True) -> None:
         """Close the pipe and the memory file and reap the child (killed first unless ``kill`` is false); once."""

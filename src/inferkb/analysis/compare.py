@@ -528,7 +528,8 @@ def _rank(
         vc = conditions_of(d).values
         info = grouped.get(root)
         headline = float(d["value"])
-        pa_dict = pa.to_dict() if pa is not None else (per_accelerator(d)[0].to_dict() if per_accelerator(d)[0] else None)
+        own_pa = pa if pa is not None else per_accelerator(d)[0]
+        pa_dict = own_pa.to_dict() if own_pa else None
         if info is not None:
             headline = statistics.median(info.pop("headlines"))
             if pa_dict is not None and pa_dict.get("divisor"):

@@ -14,10 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..validate_repeats import FIELD
+
 if TYPE_CHECKING:
     from ..store import Record
-
-FIELD = "repeat_group"
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-FIELD = "repeat_group"
+from ..validate_repeats import FIELD
+
 TAG = "derive:repeat-group"
 # Rule 2 of the module docstring.
 SHARED = (
