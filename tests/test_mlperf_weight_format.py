@@ -348,3 +348,82 @@ def test_a_multi_node_system_with_no_class_of_its_own_keeps_the_table_value(bund
     assert not [e for e in W.evidence_map() if e.submitter == "JuniperNetworks"]
     rid = "benchmarks/mlperf-v4-1-closed-junipernetworks-dgx-h100-h100-sxm-80gbx16-trt-llama2-70b-99-offline"
     assert bundled.records[rid].data["format_id"] == "fp16"
+
+
+# ---- the MLPerf importer applies the same map ---------------------------------------------
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "mlperf"
+V41_JSON = CORPUS / "inference_results_v4.1" / "summary_results.json"
+V61_CSV = CORPUS / "inference_results_v6.1" / "summary.csv"
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"shared corpus not found at {path}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def imported_v41(bundled) -> dict[str, dict]:
+    """The corpus v4.1 round table imported afresh (as scripts/import_mlperf.py reads it), by record id."""
+    from inferkb.intake.base import IntakeOptions
+    from inferkb.intake.mlperf_json import import_round_json
+
+    options = IntakeOptions(
+        source="mlperf-inference-v4-1-summary-results",
+        extra={"mlperf_commit": SHA, "mlperf_repo_url": "https://github.com/mlcommons/inference_results_v4.1"},
+    )
+    res = import_round_json(bundled, _need(V41_JSON), options, rel="inference_results_v4.1/summary_results.json")
+    return {r["id"]: r for r in res.records if r["type"] == "benchmark"}
+
+
+def test_an_imported_row_the_map_covers_carries_the_null_format_and_the_gap(imported_v41, bundled):
+    rid = "mlperf-v4-1-closed-cisco-c240m7-l40sx2-trt-gptj-99-server"
+    rec, kept = imported_v41[rid], bundled.records[f"benchmarks/{rid}"].data
+    assert rec["format_id"] is None and rec["submission"]["weight_data_types"] == "fp16" and W.table_contradicted(rec)
+    assert rec["condition_gaps"]["format_id"] == kept["condition_gaps"]["format_id"]
+    assert f"closed/Cisco/configs/gptj/Server/__init__.py@{SHA}" in rec["condition_gaps"]["format_id"]["reason"]
+    from inferkb.derive.base import same_entry
+
+    mine = [e for e in rec["provenance"] if e["tag"] == W.TAG]
+    theirs = [e for e in kept["provenance"] if e["tag"] == W.TAG]
+    assert [e["field"] for e in mine] == ["format_id", "condition_gaps"]
+    assert len(mine) == len(theirs) and all(same_entry(a, b) for a, b in zip(mine, theirs, strict=True))
+
+
+def test_an_imported_row_no_entry_covers_keeps_the_tables_fp16(imported_v41):
+    rec = imported_v41["mlperf-v4-1-closed-junipernetworks-dgx-h100-h100-sxm-80gbx16-trt-llama2-70b-99-offline"]
+    assert rec["format_id"] == "fp16" and "format_id" not in rec["condition_gaps"]
+    assert not [e for e in rec["provenance"] if e["tag"] == W.TAG]
+
+
+def test_the_importer_alone_gives_every_bundled_fp8_gap(imported_v41, bundled):
+    changed = {r.id: r.data for r in bundled.by_type("benchmark") if W.table_contradicted(r.data)}
+    fresh = {rid for rid, rec in imported_v41.items() if W.table_contradicted(rec)}
+    assert fresh == set(changed) and len(fresh) == 48 + 153 + 32
+    for rid in fresh:
+        assert imported_v41[rid]["format_id"] is None
+        assert imported_v41[rid]["condition_gaps"]["format_id"] == changed[rid]["condition_gaps"]["format_id"], rid
+
+
+def test_a_reimport_of_the_mlperf_corpus_writes_nothing_on_the_bundled_kb():
+    import subprocess
+    import sys
+
+    _need(V41_JSON)
+    script = Path(__file__).resolve().parents[1] / "scripts" / "import_mlperf.py"
+    proc = subprocess.run([sys.executable, str(script), "--dry-run"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["to_write"] == 0 and report["paths_to_write"] == [] and report["unchanged"] == report["records"] > 1500
+
+
+def test_the_importer_reports_a_broken_map_as_an_input_error_naming_it(monkeypatch, capsys):
+    from inferkb.cli import main
+
+    monkeypatch.setattr(W, "evidence_map", lambda: W.parse_map(MAP.replace(f'commit = "{SHA}"', 'commit = "a2f5d66"'), path="bad-map.toml"))
+    with pytest.raises(SystemExit) as exc:
+        main(["intake", "mlperf", str(_need(V61_CSV)), "--dry-run"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2, err
+    assert "bad-map.toml" in err and "entry[0].commit" in err and "40 lower-case hex digits" in err
+    assert "Traceback" not in err
