@@ -406,7 +406,11 @@ def test_switch_picker_starts_on_the_choice_the_page_draws(bundled_site):
     checked = 0
     for page in sorted((out / "compare").glob("*.html")):
         html = page.read_text(encoding="utf-8")
-        for sid, drawn in re.findall(r'id="([\w-]+)-fig" data-switch-figure="[\w-]+"[^>]*>\s*<figcaption[^>]*>.*?</figcaption>\s*<div class="vega" data-spec="([\w-]+)-spec"', html, re.S):
+        for sid, drawn in re.findall(
+            r'id="([\w-]+)-fig" data-switch-figure="[\w-]+"[^>]*>\s*<figcaption[^>]*>.*?</figcaption>\s*<div class="vega" data-spec="([\w-]+)-spec"',
+            html,
+            re.S,
+        ):
             picker = re.search(rf'<select id="{sid}-pick"[^>]*>(.*?)</select>', html, re.S).group(1)
             assert re.findall(r'<option value="([\w-]+)" selected>', picker) == [drawn], page.name
             metrics = re.search(rf'<select id="{sid}-group"[^>]*>(.*?)</select>', html, re.S)
