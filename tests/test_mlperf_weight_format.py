@@ -198,13 +198,13 @@ def bundled() -> inferkb.KB:
 
 def test_every_bundled_entry_cites_the_pinned_v4_1_results_and_covers_records(bundled):
     entries = W.evidence_map()
-    assert len(entries) == 12 + 45
+    assert len(entries) == 12 + 45 + 13
     subs = [r.data.get("submission") or {} for r in bundled.by_type("benchmark")]
     for e in entries:
         assert e.repo == "mlcommons/inference_results_v4.1" and e.commit == SHA
         assert "use_fp8 = True" in e.decides and (e.table_says, e.harness_says) == ("fp16", "fp8")
-        # each scenario file is the submitter's own copy of the harness
-        assert all(f.startswith(f"closed/{e.submitter}/configs/{e.model}/{s}/") for s, f in e.files.items()), e.platform
+        # each scenario file is the submitter's own copy of the harness, in the record's division
+        assert all(f.startswith(f"{e.division}/{e.submitter}/configs/{e.model}/{s}/") for s, f in e.files.items()), e.platform
         covered = sum(e.covers(s) for s in subs)
         # NVIDIA's entries: -99 and -99.9 x Offline and Server; a partner's: what the submission has (mixtral has no -99.9)
         assert covered == 4 if e.submitter == "NVIDIA" else 1 <= covered <= 4, (e.platform, e.model, covered)
@@ -234,12 +234,12 @@ def test_the_gotcha_lists_exactly_the_tensorrt_records_still_fp16_on_fp8_hardwar
         and r.data.get("accelerator_ids") != ["nvidia-jetson-agx-orin-64gb"]
     }
     affects = set(bundled.records[GOTCHA].data["affects"]) - {"mlperf-inference-v4-1-summary-results"}
-    assert affects == still and len(still) == 83
+    assert affects == still and len(still) == 51
 
 
 def test_no_changed_bundled_record_is_measured_against_the_fp16_peak(bundled):
     changed = [r for r in bundled.by_type("benchmark") if W.table_contradicted(r.data)]
-    assert len(changed) == 48 + 153
+    assert len(changed) == 48 + 153 + 32
     for r in changed:
         acc = bundled.resolve(r.data["accelerator_ids"][0], "accelerator")
         peak, basis = mfu_peak(bundled, r.data, acc.data.get("flops") or [])
@@ -255,7 +255,19 @@ def test_the_derivation_has_nothing_left_to_do_on_the_bundled_kb(bundled):
 
 
 # ---- partner submissions: their own copy of the harness ---------------------------------------
-PARTNER_CHANGED = {"Supermicro": 44, "Dell": 26, "Lenovo": 24, "Fujitsu": 18, "ASUSTeK": 16, "HPE": 15, "GigaComputing": 10}
+PARTNER_CHANGED = {
+    "Supermicro": 44,
+    "Dell": 26,
+    "Lenovo": 24,
+    "Fujitsu": 18,
+    "ASUSTeK": 16,
+    "HPE": 16,
+    "GigaComputing": 10,
+    "Cisco": 10,
+    "Quanta_Cloud_Technology": 10,
+    "Sustainable_Metal_Cloud": 8,
+    "Google": 3,
+}
 
 
 def _by_submitter(records) -> dict[str, int]:
@@ -272,7 +284,7 @@ def test_partner_records_whose_own_config_sets_use_fp8_are_fp8_gaps(bundled):
     for r in changed:
         sub = r.data["submission"]
         assert r.data["format_id"] is None and sub["weight_data_types"] == "fp16"
-        cite = f"closed/{sub['submitter']}/configs/"
+        cite = f"{sub['division']}/{sub['submitter']}/configs/"
         assert cite in r.data["condition_gaps"]["format_id"]["reason"], r.id
 
 
@@ -297,13 +309,121 @@ def test_the_gotcha_names_what_stays_uncovered_per_submitter(bundled):
     affects = [a for a in bundled.records[GOTCHA].data["affects"] if a.startswith("mlperf-v4-1-")]
     assert _by_submitter(bundled.records[f"benchmarks/{a}"] for a in affects) == {
         "NVIDIA": 12,
-        "HPE": 11,
-        "Cisco": 10,
-        "Quanta_Cloud_Technology": 10,
+        "HPE": 10,
         "ASUSTeK": 8,
         "JuniperNetworks": 8,
-        "Sustainable_Metal_Cloud": 8,
         "Dell": 6,
-        "Google": 6,
         "Oracle": 4,
+        "Google": 3,
     }
+
+
+def test_a_partner_config_read_in_an_init_file_names_that_file_and_class(bundled):
+    # Cisco's gptj classes live in its own copy of __init__.py, which sets use_fp8 = True on the class itself.
+    rec = bundled.records["benchmarks/mlperf-v4-1-closed-cisco-c240m7-l40sx2-trt-gptj-99-server"].data
+    reason = rec["condition_gaps"]["format_id"]["reason"]
+    assert rec["format_id"] is None and W.table_contradicted(rec)
+    assert f"closed/Cisco/configs/gptj/Server/__init__.py@{SHA} runs this system as class C240M7_L40Sx2 " in reason
+
+
+def test_only_the_scenario_whose_config_is_stored_is_covered(bundled):
+    # Google: only the llama2-70b and mixtral-8x7b Server configs are stored; the Offline rows keep the table's fp16.
+    stem = "benchmarks/mlperf-v4-1-closed-google-dgx-h100-h100-sxm-80gbx8-trt-"
+    for model in ("llama2-70b-99", "llama2-70b-99-9", "mixtral-8x7b"):
+        server, offline = bundled.records[f"{stem}{model}-server"].data, bundled.records[f"{stem}{model}-offline"].data
+        assert server["format_id"] is None and W.table_contradicted(server), model
+        assert offline["format_id"] == "fp16" and "format_id" not in offline["condition_gaps"], model
+        assert f"{stem}{model}-offline".split("/")[1] in bundled.records[GOTCHA].data["affects"]
+
+
+def test_an_open_division_entry_cites_the_open_division_config(bundled):
+    rid = "benchmarks/mlperf-v4-1-open-hpe-hpe-proliant-dl380a-h100-nvl-94gbx4-trt-mixtral-8x7b-"
+    server, offline = bundled.records[rid + "server"].data, bundled.records[rid + "offline"].data
+    assert f"open/HPE/configs/mixtral-8x7b/Server/custom.py@{SHA}" in server["condition_gaps"]["format_id"]["reason"]
+    assert offline["format_id"] == "fp16"
+
+
+def test_a_multi_node_system_with_no_class_of_its_own_keeps_the_table_value(bundled):
+    # JuniperNetworks' configs register classes for at most 8 GPUs; the 16- and 32-GPU rows have no entry.
+    assert not [e for e in W.evidence_map() if e.submitter == "JuniperNetworks"]
+    rid = "benchmarks/mlperf-v4-1-closed-junipernetworks-dgx-h100-h100-sxm-80gbx16-trt-llama2-70b-99-offline"
+    assert bundled.records[rid].data["format_id"] == "fp16"
+
+
+# ---- the MLPerf importer applies the same map ---------------------------------------------
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "mlperf"
+V41_JSON = CORPUS / "inference_results_v4.1" / "summary_results.json"
+V61_CSV = CORPUS / "inference_results_v6.1" / "summary.csv"
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"shared corpus not found at {path}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def imported_v41(bundled) -> dict[str, dict]:
+    """The corpus v4.1 round table imported afresh (as scripts/import_mlperf.py reads it), by record id."""
+    from inferkb.intake.base import IntakeOptions
+    from inferkb.intake.mlperf_json import import_round_json
+
+    options = IntakeOptions(
+        source="mlperf-inference-v4-1-summary-results",
+        extra={"mlperf_commit": SHA, "mlperf_repo_url": "https://github.com/mlcommons/inference_results_v4.1"},
+    )
+    res = import_round_json(bundled, _need(V41_JSON), options, rel="inference_results_v4.1/summary_results.json")
+    return {r["id"]: r for r in res.records if r["type"] == "benchmark"}
+
+
+def test_an_imported_row_the_map_covers_carries_the_null_format_and_the_gap(imported_v41, bundled):
+    rid = "mlperf-v4-1-closed-cisco-c240m7-l40sx2-trt-gptj-99-server"
+    rec, kept = imported_v41[rid], bundled.records[f"benchmarks/{rid}"].data
+    assert rec["format_id"] is None and rec["submission"]["weight_data_types"] == "fp16" and W.table_contradicted(rec)
+    assert rec["condition_gaps"]["format_id"] == kept["condition_gaps"]["format_id"]
+    assert f"closed/Cisco/configs/gptj/Server/__init__.py@{SHA}" in rec["condition_gaps"]["format_id"]["reason"]
+    from inferkb.derive.base import same_entry
+
+    mine = [e for e in rec["provenance"] if e["tag"] == W.TAG]
+    theirs = [e for e in kept["provenance"] if e["tag"] == W.TAG]
+    assert [e["field"] for e in mine] == ["format_id", "condition_gaps"]
+    assert len(mine) == len(theirs) and all(same_entry(a, b) for a, b in zip(mine, theirs, strict=True))
+
+
+def test_an_imported_row_no_entry_covers_keeps_the_tables_fp16(imported_v41):
+    rec = imported_v41["mlperf-v4-1-closed-junipernetworks-dgx-h100-h100-sxm-80gbx16-trt-llama2-70b-99-offline"]
+    assert rec["format_id"] == "fp16" and "format_id" not in rec["condition_gaps"]
+    assert not [e for e in rec["provenance"] if e["tag"] == W.TAG]
+
+
+def test_the_importer_alone_gives_every_bundled_fp8_gap(imported_v41, bundled):
+    changed = {r.id: r.data for r in bundled.by_type("benchmark") if W.table_contradicted(r.data)}
+    fresh = {rid for rid, rec in imported_v41.items() if W.table_contradicted(rec)}
+    assert fresh == set(changed) and len(fresh) == 48 + 153 + 32
+    for rid in fresh:
+        assert imported_v41[rid]["format_id"] is None
+        assert imported_v41[rid]["condition_gaps"]["format_id"] == changed[rid]["condition_gaps"]["format_id"], rid
+
+
+def test_a_reimport_of_the_mlperf_corpus_writes_nothing_on_the_bundled_kb():
+    import subprocess
+    import sys
+
+    _need(V41_JSON)
+    script = Path(__file__).resolve().parents[1] / "scripts" / "import_mlperf.py"
+    proc = subprocess.run([sys.executable, str(script), "--dry-run"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["to_write"] == 0 and report["paths_to_write"] == [] and report["unchanged"] == report["records"] > 1500
+
+
+def test_the_importer_reports_a_broken_map_as_an_input_error_naming_it(monkeypatch, capsys):
+    from inferkb.cli import main
+
+    monkeypatch.setattr(W, "evidence_map", lambda: W.parse_map(MAP.replace(f'commit = "{SHA}"', 'commit = "a2f5d66"'), path="bad-map.toml"))
+    with pytest.raises(SystemExit) as exc:
+        main(["intake", "mlperf", str(_need(V61_CSV)), "--dry-run"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2, err
+    assert "bad-map.toml" in err and "entry[0].commit" in err and "40 lower-case hex digits" in err
+    assert "Traceback" not in err

@@ -258,31 +258,32 @@ def test_roofline_page_places_measured_benchmarks_with_the_analysis_roofline(fix
     assert result.charts["utilisation-nvidia-h100-sxm"] == 8
 
 
-def test_bundled_compare_page_ranks_the_mlperf_v4_1_h100_class(bundled_site):
-    out, _ = bundled_site
-    # The v4.1 closed llama2-70b-99 Offline rows on 8x H100 SXM, TensorRT 10.2.0, still fp16 (README): Sustainable
-    # Metal Cloud 24,460 and Google 24,134 tok/s (the records' values). NVIDIA's DGX H100 row and the HPE, ASUSTeK,
-    # Dell and four Supermicro rows are out of the class since derive mlperf-weight-format: each submission's own
-    # harness config builds FP8, so its format is not fp16.
+def test_bundled_compare_page_ranks_the_mlperf_v4_1_jetson_orin_class(bundled_site):
+    # The v4.1 closed gptj-99 Offline rows on one Jetson AGX Orin 64GB, TensorRT, fp16 (Orin has no FP8 datapath and
+    # its gptj class sets no use_fp8): NVIDIA 64.4734 and ConnectTechInc 64.0078 tok/s (the records' values). No
+    # llama-2-70b Offline class has two rows since derive mlperf-weight-format: the v4.1 8x H100 TensorRT rows whose
+    # harness config was read build FP8 (format_id null), and Google's, whose Offline config is not stored, is alone.
     from inferkb.analysis.compare import compare
 
-    res = compare(inferkb.open(), model="llama-2-70b", scenario="offline")
-    cls = next(
-        c
-        for c in res.classes
-        if c.key["hardware"] == "nvidia-h100-sxm"
-        and c.key["engine_version"] == "10.2.0"
-        and "llama2-70b-99 " in c.key["benchmark_definition"]
-    )
-    rows = rows_in(out / "compare" / "llama-2-70b.html", f"class-{cls.id}")
+    kb = inferkb.open()
+    assert not [c for c in compare(kb, model="llama-2-70b", scenario="offline").classes if c.size > 1]
+    res = compare(kb, model="gpt-j-6b", scenario="offline")
+    cls = next(c for c in res.classes if c.key["hardware"] == "nvidia-jetson-agx-orin-64gb" and "gptj-99 " in c.key["benchmark_definition"])
+    out, _ = bundled_site
+    rows = rows_in(out / "compare" / "gpt-j-6b.html", f"class-{cls.id}")
     assert len(rows) == 2
-    assert [r[-1] for r in rows].count("closed v4.1 NVIDIA") == 0 and len({r[-1] for r in rows}) > 1
-    assert rows[0][:3] == [
+    assert rows[0][:4] == [
         "1",
-        "MLPerf Inference v4.1 closed: Sustainable_Metal_Cloud SMC H100 (8x H100-SXM-80GB, TensorRT), llama2-70b-99 Offline",
-        "24,460 tok/s",
+        "MLPerf Inference v4.1 closed: NVIDIA Jetson AGX Orin Developer Kit 64G (TensorRT), gptj-99 Offline",
+        "64.47 tok/s",
+        "64.47 (÷1)",
     ]
-    assert rows[1][2] == "24,134 tok/s" and rows[0][3] == "3,057 (÷8)"
+    assert rows[1][1].startswith("MLPerf Inference v4.1 closed: ConnectTechInc ") and rows[1][2] == "64.01 tok/s"
+    # What the browser tests open: the record page's class link, and a class picker on the GPT-J and Mixtral pages only.
+    record_page = out / "benchmarks" / "mlperf-v4-1-closed-nvidia-orin-trt-gptj-99-offline.html"
+    assert f'href="../compare/gpt-j-6b.html#class-{cls.id}"' in record_page.read_text(encoding="utf-8")
+    for slug, picker in (("gpt-j-6b", True), ("mixtral-8x7b", True), ("llama-2-70b", False)):
+        assert ('id="groups-pick"' in (out / "compare" / f"{slug}.html").read_text(encoding="utf-8")) is picker, slug
 
 
 def test_bundled_compare_index_lists_every_model_with_both_lenses(bundled_site):

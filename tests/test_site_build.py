@@ -394,3 +394,28 @@ def test_model_page_lists_base_model_use_apart_from_benchmarks_of_the_model(bund
     assert f'href="../benchmarks/{derived[0].id}.html"' in html and "via base_model_id: base-model use" in html
     page = (out / "benchmarks" / f"{derived[0].id}.html").read_text(encoding="utf-8")
     assert "base model (derived from; not model identity)" in page and 'href="../models/llama-3-1-70b.html"' in page
+
+
+def test_switch_picker_starts_on_the_choice_the_page_draws(bundled_site):
+    """The class picker's selected option is the choice the static figure draws, and metrics keep the build's order.
+
+    Jinja's ``groupby`` sorted the optgroups by metric name, so on GPT-J the script opened the e2e-latency class
+    while the caption (drawn without script) named the first output-tokens class.
+    """
+    out, _ = bundled_site
+    checked = 0
+    for page in sorted((out / "compare").glob("*.html")):
+        html = page.read_text(encoding="utf-8")
+        for sid, drawn in re.findall(
+            r'id="([\w-]+)-fig" data-switch-figure="[\w-]+"[^>]*>\s*<figcaption[^>]*>.*?</figcaption>\s*<div class="vega" data-spec="([\w-]+)-spec"',
+            html,
+            re.S,
+        ):
+            picker = re.search(rf'<select id="{sid}-pick"[^>]*>(.*?)</select>', html, re.S).group(1)
+            assert re.findall(r'<option value="([\w-]+)" selected>', picker) == [drawn], page.name
+            metrics = re.search(rf'<select id="{sid}-group"[^>]*>(.*?)</select>', html, re.S)
+            if metrics:
+                order = re.findall(r'<option value="([^"]*)">', metrics.group(1))
+                assert re.findall(r'<optgroup label="([^"]*)">', picker) == order, page.name
+            checked += 1
+    assert checked > 5

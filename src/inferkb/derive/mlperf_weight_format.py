@@ -4,7 +4,9 @@ Reads the record's own ``submission`` block (round, submitter, division,
 platform, model, scenario, ``weight_data_types``) and the evidence map
 ``inferkb/intake/mlperf_weight_formats.toml`` (per platform and model: the
 config file per scenario at a pinned commit, the deciding class and
-attributes). The decision is :func:`inferkb.intake.mlperf_weight_formats.decide`.
+attributes). The decision is :func:`inferkb.intake.mlperf_weight_formats.decide`,
+the one the MLPerf importer applies too (``mlperf_weight_formats.fill``), so a
+re-import after this derivation writes nothing.
 
 Considered: benchmark records of origin ``mlperf-inference`` with a
 ``format_id``. Only a record whose ``format_id`` and raw

@@ -18,6 +18,11 @@ per-request for latencies, ``accelerator_count`` = number_of_nodes x
 accelerators_per_node, accuracy pairs from the ``Accuracy`` column, the MLPerf
 context in ``submission``, and two sources: the table and the submission
 directory (``<division>/<org>/results/<platform>``) in the results repository.
+``format_id`` is the table's ``weight_data_types``, except where the evidence
+map of :mod:`inferkb.intake.mlperf_weight_formats` says the submission's own
+harness config contradicts it (v4.1 TensorRT ``fp16`` rows whose config sets
+``use_fp8 = True``): those get what ``derive mlperf-weight-format`` writes
+(null with a ``condition_gaps.format_id`` reason, and its provenance entries).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..resolve import resolve
-from . import mlperf_base_models, mlperf_rules
+from . import mlperf_base_models, mlperf_rules, mlperf_weight_formats
 from . import mlperf_maps as M
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
 from .common import KB1103
@@ -151,6 +156,7 @@ class TableContext:
         self.sources: dict[str, dict[str, Any]] = {}
         self.engine_index = M.engine_alias_index(kb)
         self.format_index = M.format_index(kb)
+        self.format_ids = frozenset(kb.ids_of_type("quantization"))
         self.model_index = M.model_index(kb)
         self.model_ids = kb.ids_of_type("model")
         self.ids: set[str] = set()
@@ -461,6 +467,8 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
     match = mlperf_base_models.fill(rec, ctx.model_ids, today())
     if match is not None and match.model_id is None:
         ctx.findings.append(mlperf_base_models.finding(match, record=f"benchmarks/{rid}", path=ctx.path, field="UsedModel"))
+    # The table's weight type where the submission's own harness config contradicts it (the derivation's map and rule).
+    mlperf_weight_formats.fill(rec, ctx.format_ids, today())
     power, power_units = _num(row.get("Power_Result") or ""), (row.get("Power_Units") or "").strip()
     if power is not None and power_units.lower() == "watts" and nodes == 1:
         rec["power_w"] = power

@@ -8,7 +8,10 @@ submission's own config classes set ``use_fp8 = True``. The evidence map
 submitter, division, platform, model), the config file read for each scenario
 at a pinned commit, the deciding class and attributes, and what the harness
 sets. The derivation ``mlperf-weight-format``
-(:mod:`inferkb.derive.mlperf_weight_format`) goes through :func:`decide`.
+(:mod:`inferkb.derive.mlperf_weight_format`) and the MLPerf importer
+(:func:`inferkb.intake.mlperf.build_record`, through :func:`fill`) both go
+through :func:`decide`, so a fresh import already carries what the derivation
+would write and a re-import after it compares equal.
 
 Outcomes of :func:`decide` (``Decision.kind``):
 
@@ -25,13 +28,16 @@ Outcomes of :func:`decide` (``Decision.kind``):
 
 from __future__ import annotations
 
+import copy
+import datetime as _dt
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..derive.base import Proposal
+from ..derive.base import Proposal, provenance_entry
 from .evidence_map import Decision, err, require_commit, require_strings
 from .evidence_map import entries as map_entries
 from .mlperf_maps import _VAGUE
@@ -39,6 +45,7 @@ from .mlperf_maps import _VAGUE
 MAP_PATH = Path(__file__).with_name("mlperf_weight_formats.toml")
 ORIGIN = "mlperf-inference"
 NAME = "mlperf-weight-format"
+TAG = f"derive:{NAME}"
 FIELDS = ("format_id", "condition_gaps")
 METHOD = (
     "evidence map inferkb/intake/mlperf_weight_formats.toml: the submission's harness config class for this platform, model and scenario"
@@ -143,7 +150,7 @@ def evidence_map() -> tuple[Entry, ...]:
     return parse_map(MAP_PATH.read_text(encoding="utf-8"))
 
 
-def decide(data: dict[str, Any], format_ids: set[str] | frozenset[str], entries: tuple[Entry, ...]) -> Decision[Entry]:
+def decide(data: dict[str, Any], format_ids: Collection[str], entries: tuple[Entry, ...]) -> Decision[Entry]:
     """What the map says of one benchmark record (dict); ``format_ids``: the KB's quantization ids."""
     sub = data.get("submission")
     if data.get("origin") != ORIGIN or not isinstance(sub, dict) or data.get("format_id") is None:
@@ -192,3 +199,20 @@ def proposals(record_key: str, data: dict[str, Any], d: Decision[Entry]) -> list
         Proposal(record_key, "format_id", d.format_id, METHOD, evidence, basis),
         Proposal(record_key, "condition_gaps", d.condition_gaps, METHOD, evidence, f"format_id gap: {d.why or 'filled'}"),
     ]
+
+
+def fill(rec: dict[str, Any], format_ids: Collection[str], date: str, entries: tuple[Entry, ...] | None = None) -> Decision[Entry]:
+    """Apply :func:`decide` to a freshly imported record (in place), for the importer; returns the decision.
+
+    ``contradicted`` sets ``format_id`` and ``condition_gaps`` to the values the
+    derivation writes and appends its two provenance entries (tag :data:`TAG`,
+    dated ``date``, ISO ``YYYY-MM-DD``); any other outcome leaves the record as
+    it is. ``entries`` defaults to the bundled map (:func:`evidence_map`, which
+    raises :class:`InputError` naming the map file and field if it is unusable).
+    """
+    d = decide(rec, format_ids, evidence_map() if entries is None else entries)
+    day = _dt.date.fromisoformat(date)
+    for p in proposals(f"benchmarks/{rec.get('id')}", rec, d):
+        rec[p.field] = copy.deepcopy(p.value)
+        rec.setdefault("provenance", []).append(provenance_entry(p, TAG, day))
+    return d
