@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import pickle
 import signal
 import sys
 from collections.abc import Callable
@@ -45,6 +44,15 @@ from .store import cache as load_cache
 from .store.loader import Item, Loaded, load_indexed, load_items, report_interrupted_writes, walk
 from .validate import cross_record_findings, record_checks, validate
 from .validate_repeats import FIELD as REPEAT_FIELD
+
+try:  # the C pickler itself: importing pickle.py (its pure-Python pickler classes) is start-up time this never uses
+    from _pickle import dumps as _dumps
+    from _pickle import loads as _loads
+except ImportError:  # an interpreter without CPython's accelerator
+    from pickle import dumps as _dumps
+    from pickle import loads as _loads
+
+_PROTOCOL = 5  # pickle.HIGHEST_PROTOCOL since Python 3.8
 
 __all__ = ["SPLIT_MIN_FILES", "validate_path"]
 
@@ -242,7 +250,7 @@ def _unpickled(payload: bytes) -> Any:
     if not payload:
         return None
     try:
-        return pickle.loads(payload)
+        return _loads(payload)
     except Exception:  # noqa: BLE001 - a truncated payload: the parent does the share itself
         return None
 
@@ -262,7 +270,7 @@ def _fork(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None
         os.close(read_fd)
 
         def send_head(head: tuple[Any, ...]) -> None:
-            payload = pickle.dumps(head, protocol=pickle.HIGHEST_PROTOCOL)
+            payload = _dumps(head, protocol=_PROTOCOL)
             view = memoryview(payload)
             done = 0
             while done < len(payload):
@@ -270,7 +278,7 @@ def _fork(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None
             os.write(write_fd, len(payload).to_bytes(8, "little"))
 
         if not os.environ.get(_CHILD_FAILED):
-            payload = pickle.dumps(_child_work(kb, items, indices, wanted, today, send_head), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = _dumps(_child_work(kb, items, indices, wanted, today, send_head), protocol=_PROTOCOL)
             with os.fdopen(write_fd, "wb") as fh:
                 fh.write(payload)
             code = 0
