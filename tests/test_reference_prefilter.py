@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -88,3 +89,17 @@ def test_the_research_corpus_gives_the_walks_findings(research_kb):
     want, want_dangling = _walk_every_record(kb)
     assert got and [f.to_dict() for f in got] == [f.to_dict() for f in want]
     assert dangling == want_dangling
+
+
+def test_one_record_gives_the_walks_findings_without_the_bulk_pass(monkeypatch):
+    """validate_record (run for each record a write checks) walks the record itself: reference_findings' per-call
+    tables (one set per type, every bare id) would be built again for each record of a batch."""
+    kb = inferkb.open()
+    rec = next(r for r in kb.records.values() if r.type == "gotcha")
+    bad = Record(
+        rec.key, rec.id, rec.type, rec.dir, rec.path, {**rec.data, "sources": ["no-such-source"], "affects": ["nothing-here", rec.id]}
+    )
+    want = [f.to_dict() for f in validate.reference_findings(kb, [bad])[0]]
+    monkeypatch.setattr(validate, "reference_findings", lambda *a: pytest.fail("validate_record used the bulk pass"))
+    got = [f.to_dict() for f in validate.validate_record(kb, bad) if f.code in ("KB201", "KB202", "KB203")]
+    assert got == want and [f["code"] for f in got] == ["KB201", "KB203"]

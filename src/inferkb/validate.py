@@ -329,8 +329,8 @@ def validate_record(kb: KB, rec: Record, *, today: _dt.date | None = None) -> li
     schemas = schema_set(kb)
     out = list(_schema_findings(rec, schemas.validators[rec.type])) if rec.type in schemas.validators else []
     out.extend(record_rules(kb, rec, today))
-    refs, _ = reference_findings(kb, [rec])
-    out.extend(refs)
+    # The walk itself, not reference_findings: its per-type tables would be built again for each record written.
+    _record_references(kb, rec, kb.ids_of_type("source"), {t: kb.ids_of_type(t) for t in kb.profile.types}, out)
     return out
 
 
