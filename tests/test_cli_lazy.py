@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -52,6 +53,26 @@ def test_running_validate_imports_no_other_command_module(tmp_path):
     loaded = set(proc.stderr.split())
     assert "inferkb.cli.checks" in loaded
     assert not loaded & (set(BUILTINS["commands"]) - {"inferkb.cli.checks"})
+
+
+def test_validate_does_not_import_the_write_path_ctypes_or_pickle_py(tmp_path):
+    """A cold validate (split or not) reads only: the writer, its lock, ctypes (renameat2) and the pure-Python
+    pickle module are start-up time it never uses."""
+    code = (
+        "import sys\n"
+        "from inferkb.cli import main\n"
+        "try:\n"
+        "    main(['validate', '--format', 'json'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    for jobs in ("1", "2"):
+        env = {**os.environ, "INFERKB_JOBS": jobs, "INFERKB_NO_CACHE": "1"}
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+        loaded = set(proc.stderr.split())
+        assert "inferkb.validate_split" in loaded and "inferkb.store.loader" in loaded
+        assert not loaded & {"inferkb.store.writer", "inferkb.store.lock", "ctypes", "pickle"}, jobs
 
 
 def test_help_lists_every_built_in_command_in_a_fresh_process():

@@ -92,7 +92,7 @@ def test_an_edit_between_the_last_check_and_the_swap_is_put_back(tmp_path, monke
     """The narrowest window: another process renames a file over the target after the fingerprint check and the
     backup link, just before the swap. RENAME_EXCHANGE hands back the displaced file; it is not the checked one,
     so it returns to its name and the batch is refused."""
-    if dirfd._RENAMEAT2 is None:
+    if dirfd._renameat2() is None:
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
     kb_root = write_kb(tmp_path / "kb", {"data/engines/a.json": rec("engine", "a"), "data/engines/b.json": rec("engine", "b")})
     kb = inferkb.open(kb_root)

@@ -95,7 +95,7 @@ def test_a_type_dir_flipping_to_a_symlink_while_writing_never_gets_a_file_outsid
     """A real race: a thread swaps data/engines with a symlink to outside the KB (renameat2 RENAME_EXCHANGE, so the
     name always exists) as fast as it can while 150 records are written one by one. A write may be refused; no
     file, temp or record, may ever appear outside."""
-    if dirfd._RENAMEAT2 is None:
+    if dirfd._renameat2() is None:
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
     kb_root, outside = kb_and_outside
     data = kb_root / "data"

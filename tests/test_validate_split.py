@@ -308,3 +308,22 @@ def test_repeat_groups_across_both_shares_give_the_serial_findings(tmp_path, mon
     assert split == serial
     codes = sorted((f["code"], f["record"]) for f in serial["findings"] if f["code"] in ("KB126", "KB127"))
     assert codes == [("KB126", "benchmarks/g2-2"), ("KB126", "benchmarks/g3"), ("KB127", "benchmarks/g1-2")]
+
+
+def test_load_indexed_gives_load_items_results_and_where_each_came_from(troubled_kb):
+    from inferkb.profile import load_profile
+    from inferkb.store.loader import Loaded, load_indexed, load_items, walk
+
+    profile = load_profile(troubled_kb)
+    items = walk(troubled_kb, profile)
+    whole = Loaded()
+    load_items(whole, items, troubled_kb, profile)
+    out = Loaded()
+    record_items, finding_items = load_indexed(out, items, range(len(items)), troubled_kb, profile)
+    assert list(out.records) == list(whole.records) and out.findings == whole.findings
+    assert [f"data/{items[i][1].dir}/{items[i][0].name}" for i in record_items] == [r.path for r in out.records.values()]
+    assert [f for _, found in finding_items for f in found] == whole.findings
+    odd = [i for i in range(len(items)) if i % 2]  # a share: the items not listed are skipped
+    share = Loaded()
+    record_items, _ = load_indexed(share, items, odd, troubled_kb, profile)
+    assert set(record_items) <= set(odd) and len(record_items) == len(share.records)

@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from .store import Check, Record, Store, gc_paused
+from .store import Record, Store, gc_paused
 
 if TYPE_CHECKING:
     from .report import Report
+    from .store.writer import Check
 
 __all__ = ["KB"]
 

@@ -20,7 +20,6 @@ This module imports nothing from inferkb, so every layer may use it.
 from __future__ import annotations
 
 import os
-import pickle
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -97,6 +96,8 @@ def run_tasks(tasks: Sequence[Task], *, jobs: int | None = None) -> list[Any]:
     if jobs <= 1 or not can_fork():
         _run_serial(tasks, range(len(tasks)), results)
         return [results[i] for i in range(len(tasks))]
+    import pickle  # here: a command that only asks default_jobs() (validate) does not import it
+
     bins = _plan(tasks, jobs)
     children: list[tuple[int, int, list[int]]] = []  # (pid, read fd, task indices)
     for indices in bins[1:]:

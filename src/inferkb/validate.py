@@ -237,51 +237,89 @@ def reference_findings(kb: KB, recs: Iterable[Record]) -> tuple[list[Finding], i
     out: list[Finding] = []
     dangling = 0
     sources = kb.ids_of_type("source")
-    all_ids = kb.by_id
     types = kb.profile.types
     id_sets = {t: kb.ids_of_type(t) for t in types}
+    # Per type, (field, the ids it may name) for a one-set-test pass over each record; nearly every record passes
+    # it and is done (a field that may name any record, "*", is tested against every bare id).
+    any_ids = set(kb.by_id) if any(ANY_TYPE in spec.refs.values() for spec in types.values()) else set()
+    quick = {
+        name: (("sources", sources), *((fld, any_ids if target == ANY_TYPE else id_sets[target]) for fld, target in spec.refs.items()))
+        for name, spec in types.items()
+    }
     for rec in recs:
-        spec = types[rec.type]
-        d = rec.data
-        src_value = d.get("sources")
-        if src_value:
-            for sid in _ref_values(src_value):
-                if sid not in sources:
-                    out.append(
-                        R.KB201.finding(
-                            f"sources: {sid!r} is not a source record (expected data/{types['source'].dir}/{sid}.json)",
-                            record=rec.key,
-                            path=rec.path,
-                            field="sources",
-                            extra={"id": sid},
-                        )
-                    )
-        for fld, target in spec.refs.items():
-            value = d.get(fld)
-            if not value:
-                continue
-            for ref in _ref_values(value):
-                if target == ANY_TYPE:
-                    ok = ref in all_ids or ("/" in ref and ref in kb.records)
-                else:
-                    ok = ref in id_sets[target]
-                if ok:
-                    continue
-                what = "any record" if target == ANY_TYPE else f"{_article(target)} {target} record (data/{types[target].dir}/{ref}.json)"
-                if fld in spec.strict_refs:
-                    out.append(
-                        R.KB202.finding(
-                            f"{fld}: {ref!r} is not {what}", record=rec.key, path=rec.path, field=fld, extra={"id": ref, "target": target}
-                        )
-                    )
-                else:
-                    dangling += 1
-                    out.append(
-                        R.KB203.finding(
-                            f"{fld}: {ref!r} is not {what}", record=rec.key, path=rec.path, field=fld, extra={"id": ref, "target": target}
-                        )
-                    )
+        if not _all_known(rec.data, quick[rec.type]):
+            dangling += _record_references(kb, rec, sources, id_sets, out)
     return out, dangling
+
+
+def _all_known(d: dict[str, Any], fields: tuple[tuple[str, set[str]], ...]) -> bool:
+    """True when each field of ``fields`` (``sources`` first) in record data ``d`` names only ids of its set (a string
+    or a list of strings); False when any may not, and :func:`_record_references` decides (so False is always safe)."""
+    for fld, ids in fields:
+        value = d.get(fld)
+        if not value:
+            continue
+        if type(value) is str:
+            if value not in ids:
+                return False
+        elif type(value) is not list:
+            return False
+        else:
+            try:
+                if not ids.issuperset(value):
+                    return False
+            except TypeError:  # an unhashable item (a dict or list): the walk skips it as not an id
+                return False
+    return True
+
+
+def _record_references(kb: KB, rec: Record, sources: set[str], id_sets: dict[str, set[str]], out: list[Finding]) -> int:
+    """Append to ``out`` the unresolved references of ``rec`` (KB201-KB203, in field order); returns its count of
+    budgeted dangling references (KB203)."""
+    dangling = 0
+    all_ids = kb.by_id
+    types = kb.profile.types
+    spec = types[rec.type]
+    d = rec.data
+    src_value = d.get("sources")
+    if src_value:
+        for sid in _ref_values(src_value):
+            if sid not in sources:
+                out.append(
+                    R.KB201.finding(
+                        f"sources: {sid!r} is not a source record (expected data/{types['source'].dir}/{sid}.json)",
+                        record=rec.key,
+                        path=rec.path,
+                        field="sources",
+                        extra={"id": sid},
+                    )
+                )
+    for fld, target in spec.refs.items():
+        value = d.get(fld)
+        if not value:
+            continue
+        for ref in _ref_values(value):
+            if target == ANY_TYPE:
+                ok = ref in all_ids or ("/" in ref and ref in kb.records)
+            else:
+                ok = ref in id_sets[target]
+            if ok:
+                continue
+            what = "any record" if target == ANY_TYPE else f"{_article(target)} {target} record (data/{types[target].dir}/{ref}.json)"
+            if fld in spec.strict_refs:
+                out.append(
+                    R.KB202.finding(
+                        f"{fld}: {ref!r} is not {what}", record=rec.key, path=rec.path, field=fld, extra={"id": ref, "target": target}
+                    )
+                )
+            else:
+                dangling += 1
+                out.append(
+                    R.KB203.finding(
+                        f"{fld}: {ref!r} is not {what}", record=rec.key, path=rec.path, field=fld, extra={"id": ref, "target": target}
+                    )
+                )
+    return dangling
 
 
 def validate_record(kb: KB, rec: Record, *, today: _dt.date | None = None) -> list[Finding]:
@@ -291,8 +329,8 @@ def validate_record(kb: KB, rec: Record, *, today: _dt.date | None = None) -> li
     schemas = schema_set(kb)
     out = list(_schema_findings(rec, schemas.validators[rec.type])) if rec.type in schemas.validators else []
     out.extend(record_rules(kb, rec, today))
-    refs, _ = reference_findings(kb, [rec])
-    out.extend(refs)
+    # The walk itself, not reference_findings: its per-type tables would be built again for each record written.
+    _record_references(kb, rec, kb.ids_of_type("source"), {t: kb.ids_of_type(t) for t in kb.profile.types}, out)
     return out
 
 
@@ -354,7 +392,7 @@ def cross_record_findings(kb: KB, types: list[str] | None = None) -> CrossRecord
     refs, dangling = reference_findings(kb, recs)
     shared_ids = []
     for bare, hits in kb.by_id.items():
-        if len({h.type for h in hits}) > 1 and (not types or any(h.type in types for h in hits)):
+        if len(hits) > 1 and len({h.type for h in hits}) > 1 and (not types or any(h.type in types for h in hits)):
             shared_ids.append(
                 R.KB205.finding(
                     f"id {bare!r} is used by {', '.join(h.key for h in hits)}", record=hits[0].key, path=hits[0].path, field="id"

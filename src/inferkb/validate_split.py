@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import pickle
 import signal
 import sys
 from collections.abc import Callable
@@ -42,9 +41,18 @@ from .report import Report
 from .schemas import schema_set
 from .store import Record, gc_paused, locate
 from .store import cache as load_cache
-from .store.loader import Item, Loaded, load_items, report_interrupted_writes, walk
+from .store.loader import Item, Loaded, load_indexed, load_items, report_interrupted_writes, walk
 from .validate import cross_record_findings, record_checks, validate
 from .validate_repeats import FIELD as REPEAT_FIELD
+
+try:  # the C pickler itself: importing pickle.py (its pure-Python pickler classes) is start-up time this never uses
+    from _pickle import dumps as _dumps
+    from _pickle import loads as _loads
+except ImportError:  # an interpreter without CPython's accelerator
+    from pickle import dumps as _dumps
+    from pickle import loads as _loads
+
+_PROTOCOL = 5  # pickle.HIGHEST_PROTOCOL since Python 3.8
 
 __all__ = ["SPLIT_MIN_FILES", "validate_path"]
 
@@ -120,7 +128,7 @@ def validate_path(
                         key: Record(key=key, id=rid, type=rtype, dir=rdir, path=rel, data=data)
                         for key, rid, rtype, rdir, rel, data in stubs
                     }
-                    loaded = _merge(own, own_tags, records, tags, len(items))
+                    loaded = _merge(own, own_tags, records, tags)
                     loaded.files_seen += files_seen
                     report_interrupted_writes(loaded, root, kb.profile)
                     kb.install(loaded)
@@ -133,7 +141,7 @@ def validate_path(
                 cross = None
                 extra, tags = _load_some(items, sorted(theirs), root, kb.profile)
                 own.url_clear |= extra.url_clear
-                loaded = _merge(own, own_tags, extra.records, tags, len(items))
+                loaded = _merge(own, own_tags, extra.records, tags)
                 loaded.files_seen += extra.files_seen
             else:
                 checked.update(child_checked)
@@ -148,41 +156,33 @@ def _child_share(files: list[int], share: float) -> list[int]:
     return [f for k, f in enumerate(files) if int((k + 1) * share) > int(k * share)]
 
 
-Tags = list[tuple[int, list[Finding], str | None]]
-"""Per walk item loaded: ``(item index, its load findings, its record key or None)``."""
+Tags = tuple[list[int], list[tuple[int, list[Finding]]]]
+"""Where a share's results came from (:func:`inferkb.store.loader.load_indexed`): the walk index of each record
+loaded, in order, and ``(walk index, its load findings)`` of each item that gave findings."""
 
 
 def _load_some(items: list[Item], indices: list[int], root: Any, profile: Any) -> tuple[Loaded, Tags]:
-    """:func:`inferkb.store.loader.load_items` over ``items[i]`` for each ``i`` of ``indices``, noting what each gave."""
+    """:func:`inferkb.store.loader.load_items` over ``items[i]`` for each ``i`` of ``indices``, noting where each
+    result came from."""
     out = Loaded()
-    tags: Tags = []
-    for i in indices:
-        seen = len(out.findings)
-        count = len(out.records)
-        load_items(out, (items[i],), root, profile)
-        tags.append((i, out.findings[seen:], next(reversed(out.records)) if len(out.records) > count else None))
+    tags = load_indexed(out, items, indices, root, profile)
     return out, tags
 
 
-def _merge(own: Loaded, own_tags: Tags, records: dict[str, Record], tags: Tags, n_items: int) -> Loaded:
+def _merge(own: Loaded, own_tags: Tags, records: dict[str, Record], tags: Tags) -> Loaded:
     """One :class:`Loaded` in walk order from the parent's share (``own``) and the child's (``records``, ``tags``);
     ``files_seen`` counts the parent's share only."""
-    by_item: list[tuple[list[Finding], str | None] | None] = [None] * n_items
-    for i, findings, key in own_tags:
-        by_item[i] = (findings, key)
-    for i, findings, key in tags:
-        by_item[i] = (findings, key)
     out = Loaded(url_clear=own.url_clear)
     out.files_seen = own.files_seen
-    mine = own.records
-    for entry in by_item:
-        if entry is None:
-            continue
-        findings, key = entry
-        out.findings.extend(findings)
-        if key is not None:
-            out.records[key] = mine[key] if key in mine else records[key]
+    placed = sorted([*zip(own_tags[0], own.records.values(), strict=True), *zip(tags[0], records.values(), strict=True)], key=_walk_index)
+    out.records = {rec.key: rec for _, rec in placed}
+    for _, found in sorted([*own_tags[1], *tags[1]], key=_walk_index):
+        out.findings.extend(found)
     return out
+
+
+def _walk_index(pair: tuple[int, Any]) -> int:
+    return pair[0]
 
 
 class _Child:
@@ -250,7 +250,7 @@ def _unpickled(payload: bytes) -> Any:
     if not payload:
         return None
     try:
-        return pickle.loads(payload)
+        return _loads(payload)
     except Exception:  # noqa: BLE001 - a truncated payload: the parent does the share itself
         return None
 
@@ -270,7 +270,7 @@ def _fork(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None
         os.close(read_fd)
 
         def send_head(head: tuple[Any, ...]) -> None:
-            payload = pickle.dumps(head, protocol=pickle.HIGHEST_PROTOCOL)
+            payload = _dumps(head, protocol=_PROTOCOL)
             view = memoryview(payload)
             done = 0
             while done < len(payload):
@@ -278,7 +278,7 @@ def _fork(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None
             os.write(write_fd, len(payload).to_bytes(8, "little"))
 
         if not os.environ.get(_CHILD_FAILED):
-            payload = pickle.dumps(_child_work(kb, items, indices, wanted, today, send_head), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = _dumps(_child_work(kb, items, indices, wanted, today, send_head), protocol=_PROTOCOL)
             with os.fdopen(write_fd, "wb") as fh:
                 fh.write(payload)
             code = 0

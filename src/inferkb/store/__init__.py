@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import PROCESSING, KBNotFound, UsageError
 from ..profile import Profile, TypeSpec, load_profile
@@ -25,11 +25,22 @@ from . import cache as load_cache
 from .index import Index
 from .loader import Loaded, load_records
 from .records import KEBAB, MAX_ID_LENGTH, Record, bundled_root, check_id, gc_paused
-from .writer import Check, write_records
+
+if TYPE_CHECKING:
+    from .writer import Check
 
 T = TypeVar("T")
 
 __all__ = ["Store", "locate", "Record", "Index", "KEBAB", "MAX_ID_LENGTH", "bundled_root", "check_id", "gc_paused", "Check"]
+
+
+def __getattr__(name: str) -> Any:
+    """``Check`` (the type of a write's record check), imported from :mod:`inferkb.store.writer` on first use."""
+    if name == "Check":
+        from .writer import Check
+
+        return Check
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def locate(path: str | os.PathLike | None) -> tuple[Path, bool]:
@@ -274,6 +285,8 @@ class Store:
         basis: Mapping[str, str | None] | None = None,
     ) -> list[Record]:
         """Write a batch of records, all or nothing; see :func:`inferkb.store.writer.write_records`."""
+        from .writer import write_records  # here: a read-only command does not import the write path (and its lock)
+
         return write_records(self, records, overwrite=overwrite, check=check, texts=texts, files=files, basis=basis)
 
     def write_record(self, data: dict[str, Any], *, overwrite: bool = False, check: Check | None = None) -> Record:

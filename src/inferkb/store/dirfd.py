@@ -25,13 +25,13 @@ lock is then the only protection, and a swap in between is not caught.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
 import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import UnsafePath
 
@@ -56,6 +56,8 @@ _RENAME_EXCHANGE = 2
 def _load_renameat2():
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here, not at the top: a read-only command (validate) never swaps names and skips the import
+
     try:
         fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):  # a libc older than glibc 2.28
@@ -65,7 +67,17 @@ def _load_renameat2():
     return fn
 
 
-_RENAMEAT2 = _load_renameat2()
+_NOT_LOADED = object()
+_RENAMEAT2: Any = _NOT_LOADED
+"""libc's ``renameat2`` (through ctypes) once :func:`_renameat2` has looked for it; ``None`` where it is missing."""
+
+
+def _renameat2() -> Any:
+    """libc's ``renameat2`` through ctypes, looked up on first use; ``None`` where unavailable (not Linux, old glibc)."""
+    global _RENAMEAT2
+    if _RENAMEAT2 is _NOT_LOADED:
+        _RENAMEAT2 = _load_renameat2()
+    return _RENAMEAT2
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,11 +145,14 @@ class Dir:
 
     def exchange(self, a: str, b: str) -> bool:
         """Swap the names ``a`` and ``b`` atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where unsupported."""
-        if _RENAMEAT2 is None:
+        renameat2 = _renameat2()
+        if renameat2 is None:
             return False
         at = _AT_FDCWD if self.fd is None else self.fd
-        if _RENAMEAT2(at, os.fsencode(self._p(a)), at, os.fsencode(self._p(b)), _RENAME_EXCHANGE) == 0:
+        if renameat2(at, os.fsencode(self._p(a)), at, os.fsencode(self._p(b)), _RENAME_EXCHANGE) == 0:
             return True
+        import ctypes
+
         err = ctypes.get_errno()
         if err in _NO_EXCHANGE:
             return False
