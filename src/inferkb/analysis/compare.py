@@ -32,12 +32,13 @@ from ..arms import arm_deltas
 from ..hardware import normalise
 from ..query_expr import absent_value_near
 from .common import AnalysisError, is_number, lookup, mlperf_division, mlperf_round, per_accelerator, rate_label, token_basis
-from .comparability import CONDITION_NAMES, check_vary, conditions_of, key_id
+from .comparability import CONDITION_NAMES, ConditionSet, check_vary, conditions_of, key_id
 from .repeats import Membership, memberships, spread
 
 if TYPE_CHECKING:
     from ..kb import KB
     from ..store import Record
+    from .compare_hint import VaryHint
 
 
 @dataclass
@@ -141,7 +142,10 @@ class CompareResult:
     filters select has, ``{filter: {value: records}}`` of the values they do
     have (most first), and ``did_you_mean`` ``{filter: [values]}``: the KB's
     values of that field close to the one asked (a typo such as ``ofline``, a
-    prefix such as ``mlperf``).
+    prefix such as ``mlperf``). ``hint``: when more than half of the selected records are not comparable, a line naming
+    the unstated conditions most often to blame and the smallest ``--vary`` set that puts most of them into classes of
+    two or more rows (:mod:`inferkb.analysis.compare_hint`), with ``vary_hint`` its figures; ``None`` otherwise, and
+    when ``records`` were passed in (the site) rather than selected here.
     """
 
     filters: dict[str, Any]
@@ -155,6 +159,8 @@ class CompareResult:
     metrics_without_filter: dict[str, int] = field(default_factory=dict)
     values_without_filter: dict[str, dict[str, int]] = field(default_factory=dict)
     did_you_mean: dict[str, list[str]] = field(default_factory=dict)
+    hint: str | None = None
+    vary_hint: VaryHint | None = None
 
     @property
     def metric_absent(self) -> bool:
@@ -306,6 +312,39 @@ class _Groups:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
+@dataclass(slots=True)
+class Entry:
+    """A selected record that may enter a class: its conditions ``cs``, per-accelerator figure ``pa`` (when asked, else
+    ``None``), the ``value`` ranked (``pa``'s value when asked, else the headline) and the row ``label``."""
+
+    rec: Record
+    cs: ConditionSet
+    pa: Any
+    value: float
+    label: str
+
+
+def entry_of(rec: Record, per_accelerator_basis: bool = False) -> Entry | NotComparable:
+    """The :class:`Entry` of one benchmark, or a :class:`NotComparable` (no ``missing``) when it has no numeric value or,
+    with ``per_accelerator_basis``, no per-accelerator figure. Whether its conditions are all stated depends on what is
+    varied, so that is the caller's check (``entry.cs.missing(vary)``)."""
+    d = rec.data
+    value = d.get("value")
+    label = rate_label(d)
+    pa = None
+    if per_accelerator_basis:
+        pa, why = per_accelerator(d)
+        if pa is None:
+            return NotComparable(rec.id, value if is_number(value) else None, d.get("unit"), label, [], f"no per-accelerator figure: {why}")
+        label = label.rsplit(", ", 1)[0] + ", per accelerator"
+    if not is_number(value):
+        return NotComparable(rec.id, None, d.get("unit"), label, [], "no numeric value")
+    cs = conditions_of(d)
+    if per_accelerator_basis:
+        cs.values["value_scope"] = "per accelerator"
+    return Entry(rec, cs, pa, float(pa.value if pa else value), label)
+
+
 # The exact-match filters of :func:`select` whose values form a closed vocabulary, with the record field each reads.
 EXACT_FILTERS = {"scenario": "scenario", "origin": "origin"}
 
@@ -369,6 +408,7 @@ def compare(
     without_metric: dict[str, int] = {}
     absent_values: dict[str, dict[str, int]] = {}
     near_values: dict[str, list[str]] = {}
+    selected_here = records is None
     if records is None:
         others = dict(model=model, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin, base_model=base_model)
         records, filters = select(kb, metric=metric, **others)
@@ -382,32 +422,21 @@ def compare(
     spelt: dict[tuple, dict[str, Counter]] = {}
     fixed: dict[tuple, dict[str, str]] = {}
     not_comparable: list[NotComparable] = []
+    entries: list[Entry] = []
     for rec in records:
-        d = rec.data
-        cs = conditions_of(d)
-        value = d.get("value")
-        label = rate_label(d)
-        pa = None
-        if per_accelerator_basis:
-            pa, why = per_accelerator(d)
-            if pa is None:
-                not_comparable.append(
-                    NotComparable(
-                        rec.id, value if is_number(value) else None, d.get("unit"), label, [], f"no per-accelerator figure: {why}"
-                    )
-                )
-                continue
-            cs.values["value_scope"] = "per accelerator"
-            label = label.rsplit(", ", 1)[0] + ", per accelerator"
-        if not is_number(value):
-            not_comparable.append(NotComparable(rec.id, None, d.get("unit"), label, [], "no numeric value"))
+        entry = entry_of(rec, per_accelerator_basis)
+        if isinstance(entry, NotComparable):
+            not_comparable.append(entry)
             continue
+        entries.append(entry)
+        cs = entry.cs
         missing = cs.missing(varied)
         if missing:
-            not_comparable.append(NotComparable(rec.id, float(value), d.get("unit"), label, missing, "conditions not stated"))
+            d = rec.data
+            not_comparable.append(NotComparable(rec.id, float(d["value"]), d.get("unit"), entry.label, missing, "conditions not stated"))
             continue
         key = cs.key(varied)
-        groups.setdefault(key, []).append((rec, pa, float(pa.value if pa else value)))
+        groups.setdefault(key, []).append((rec, entry.pa, entry.value))
         counts = spelt.setdefault(key, {})
         for n, v in cs.values.items():
             if n not in varied:
@@ -432,6 +461,11 @@ def compare(
             distinct = {repr(key[i][1]) for key in groups}
             if len(distinct) > 1:
                 split_by[name] = len(distinct)
+    hint = None
+    if selected_here:
+        from .compare_hint import vary_hint
+
+        hint = vary_hint(entries, not_comparable, len(records), varied, repeat_of, per_accelerator_basis)
     return CompareResult(
         filters,
         list(varied),
@@ -444,6 +478,8 @@ def compare(
         without_metric,
         absent_values,
         near_values,
+        hint.text if hint else None,
+        hint,
     )
 
 
@@ -492,17 +528,14 @@ def _fold_repeats(
     return out
 
 
-def _rank(
-    kb: KB,
-    key: tuple,
-    members: list[tuple[Record, Any, float]],
-    shown: dict,
-    fixed: dict,
-    varied: tuple[str, ...],
-    repeat_of: dict[str, Membership] | None = None,
-) -> ComparisonClass:
-    metric = shown.get("metric")
-    direction = (kb.metrics.get(metric) or {}).get("direction") if metric else None
+def fold_rows(
+    members: list[tuple[Record, Any, float]], repeat_of: dict[str, Membership]
+) -> tuple[dict[str, tuple[Record, Any, float]], dict[str, list[str]], dict[str, dict[str, Any]]]:
+    """The rows of one class: ``members`` (record, per-accelerator figure, ranked value) folded first by
+    ``same_measurement_as`` groups, then by repeat group (:func:`_fold_repeats`).
+
+    Returns ``(rows, folded, repeats)``: ``{root id: member}`` (one per row), ``{root id: [folded ids]}`` and
+    ``{root id: spread}`` for the rows that stand for a repeat group."""
     ids = {rec.id for rec, _, _ in members}
     uf = _Groups()
     for rec, _, _ in members:
@@ -518,7 +551,21 @@ def _rank(
             reps[root] = (rec, pa, value)
         else:
             folded.setdefault(root, []).append(rec.id)
-    grouped = _fold_repeats(reps, folded, repeat_of or {})
+    return reps, folded, _fold_repeats(reps, folded, repeat_of)
+
+
+def _rank(
+    kb: KB,
+    key: tuple,
+    members: list[tuple[Record, Any, float]],
+    shown: dict,
+    fixed: dict,
+    varied: tuple[str, ...],
+    repeat_of: dict[str, Membership] | None = None,
+) -> ComparisonClass:
+    metric = shown.get("metric")
+    direction = (kb.metrics.get(metric) or {}).get("direction") if metric else None
+    reps, folded, grouped = fold_rows(members, repeat_of or {})
     ordered = list(reps.items())
     if direction in ("higher", "lower"):
         ordered.sort(key=lambda item: (-item[1][2] if direction == "higher" else item[1][2], item[1][0].id))
