@@ -5,7 +5,7 @@ unstated condition is the reason, then finds the smallest ``--vary`` set (of
 the conditions it may suggest) that puts more than half of those records into
 classes of two or more rows, counted with compare's own grouping: the
 records' :class:`~inferkb.analysis.comparability.ConditionSet` keys and
-:func:`~inferkb.analysis.compare.fold_rows` (``same_measurement_as`` and repeat
+:func:`~inferkb.analysis.fold.fold_rows` (``same_measurement_as`` and repeat
 groups fold within a class, so a set that joins two repeats in one class folds
 them into one row). A class of one row ranks nothing, so it does not count.
 When no set reaches half, the set with the most (all the suggestable missing
@@ -34,11 +34,12 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .comparability import CONDITION_NAMES, match_value
-from .compare import Entry, NotComparable, fold_rows
+from .fold import fold_rows
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from .compare import Entry, NotComparable
     from .repeats import Membership
 
 SUGGESTED = ("warmup", "engine_version", "engine", "format", "hardware")
@@ -122,7 +123,7 @@ class _Placer:
 
     compare's grouping: a record joins when its missing conditions are all varied, under its
     :meth:`~inferkb.analysis.comparability.ConditionSet.key` without the varied conditions (built here once per record,
-    each distinct value compared once); a class's rows are :func:`~inferkb.analysis.compare.fold_rows`."""
+    each distinct value compared once); a class's rows are :func:`~inferkb.analysis.fold.fold_rows`."""
 
     def __init__(self, entries: list[Entry], outside: set[str], repeat_of: dict[str, Membership], universe: Iterable[str]) -> None:
         self.repeat_of = repeat_of
