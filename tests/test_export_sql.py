@@ -171,3 +171,34 @@ def test_frictionless_validates_the_bundled_data_package_and_catches_a_broken_fo
     bad = export(broken, "datapackage", tmp_path / "dp2", findings="none")
     errors = [e.type for t in frictionless.validate(str(bad / "datapackage.json")).tasks for e in t.errors]
     assert "foreign-key" in errors
+
+
+def test_csv_sqlite_and_duckdb_sql_carry_repeat_group(tmp_path):
+    recs = [bench("r", 100.0, repeat_group="r"), bench("r-2", 300.0, repeat_group="r"), bench("alone", 150.0)]
+    kb = inferkb.open(make_kb(tmp_path / "kb", recs))
+    expected = {"r": "r", "r-2": "r", "alone": None}
+    out = export(kb, "csv", tmp_path / "csv", findings="none")
+    rows = {r["id"]: r["repeat_group"] or None for r in csv.DictReader(open(out / "benchmarks.csv", encoding="utf-8"))}
+    assert rows == expected
+    db = export(kb, "sqlite", tmp_path / "kb.sqlite", findings="none")
+    con = sqlite3.connect(db)
+    assert dict(con.execute("SELECT id, repeat_group FROM benchmarks")) == expected
+    assert con.execute("SELECT type FROM pragma_table_info('benchmarks') WHERE name = 'repeat_group'").fetchone() == ("TEXT",)
+    con.close()
+    duck = export(kb, "duckdb", tmp_path / "kb.duckdb", findings="none")
+    with Database.open(duck) as ro:
+        assert ro.query("SELECT repeat_group, count(*) FROM benchmarks WHERE repeat_group IS NOT NULL GROUP BY 1").rows == [("r", 2)]
+
+
+def test_bundled_sqlite_export_holds_the_64_repeat_pairs(tmp_path):
+    kb = inferkb.open()
+    db = export(kb, "sqlite", tmp_path / "kb.sqlite", findings="none")
+    con = sqlite3.connect(db)
+    sizes = con.execute("SELECT count(*) FROM benchmarks WHERE repeat_group IS NOT NULL GROUP BY repeat_group").fetchall()
+    con.close()
+    stored = {}
+    for r in kb.by_type("benchmark"):
+        if r.data.get("repeat_group"):
+            stored[r.data["repeat_group"]] = stored.get(r.data["repeat_group"], 0) + 1
+    assert sorted(n for (n,) in sizes) == sorted(stored.values())
+    assert sum(1 for (n,) in sizes if n == 2) == 64

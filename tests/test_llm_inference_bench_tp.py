@@ -107,6 +107,31 @@ def test_gcds_per_module_leave_tp_null_and_say_what_the_script_ran(tmp_path, mon
     assert "tensor_parallel" not in _rec(root, "t-one")["condition_gaps"]
 
 
+def test_gcds_per_module_fill_tp_in_runtime_devices_when_the_accelerator_states_them(tmp_path, monkeypatch):
+    # The accelerator record says the runtime exposes 2 devices per module, as the map's devices_per_count does: the
+    # row on 2 modules inside the script's [4, 8] loop ran at TP 4 (4 GCDs), and KB1201 reads 2 x 2 = 4 devices.
+    acc = {
+        "id": "mod",
+        "type": "accelerator",
+        "name": "Two-die module",
+        "runtime_devices": 2,
+        "runtime_devices_basis": {"source_id": "s", "quote": "two devices"},
+        **COMMON,
+    }
+    rows = [dict(r, accelerator_ids=["mod"]) for r in ROWS]
+    monkeypatch.setattr(F, "group_map", lambda: F.parse_map(GCD_MAP, path="test-map.toml"))
+    fp16 = {"id": "fp16", "type": "quantization", "name": "FP16", "weight_bits": 16, **COMMON}
+    root = make_kb(tmp_path / "kb", copy.deepcopy(rows), models=[fp16, acc])
+    res = derive.run(inferkb.open(root, cache=False), T.NAME, write=True, today=TODAY)
+    assert res.proof.ok and set(res.proof.changed_fields()) == {"conditions", "condition_gaps", "provenance"}
+    two = _rec(root, "t-two")
+    assert two["conditions"]["tensor_parallel"] == 4 and "tensor_parallel" not in two["condition_gaps"]
+    entry = next(e for e in two["provenance"] if e["field"] == "conditions")
+    assert "runtime devices: 2 accelerators x 2" in entry["basis"]
+    assert _rec(root, "t-one")["conditions"]["tensor_parallel"] is None  # outside the loop
+    assert not [f for f in inferkb.open(root, cache=False).audit("device-count").findings if f.code == "KB1201"]
+
+
 def test_a_second_run_changes_nothing(tmp_path, monkeypatch):
     for i, text in enumerate((FLAG_MAP, GCD_MAP)):
         root = _kb(tmp_path / str(i), monkeypatch, text)
@@ -133,12 +158,13 @@ def bundled() -> inferkb.KB:
     return inferkb.open()
 
 
-def test_bundled_h100_rows_have_their_scripts_tp_and_mi250_rows_say_gcds(bundled):
+def test_bundled_h100_rows_have_their_scripts_tp_and_mi250_rows_their_gcds(bundled):
     h100 = bundled.records["benchmarks/lib-throughput-nvidia-h100-x4-vllm-qwen2-7b-in1024-out1024-bs1"].data
     assert h100["conditions"]["tensor_parallel"] == 4 and "tensor_parallel" not in h100["condition_gaps"]
+    # 4 MI250 modules: the script's --tensor-parallel-size 8 over 8 GCDs (runtime_devices 2 on amd-instinct-mi250).
     mi250 = bundled.records["benchmarks/lib-throughput-amd-mi250-x4-vllm-llama-2-70b-hf-in1024-out1024-bs1"].data
-    assert mi250["conditions"]["tensor_parallel"] is None
-    assert "--tensor-parallel-size 8, over 8 GCDs of 4 MI250 modules" in mi250["condition_gaps"]["tensor_parallel"]["reason"]
+    assert mi250["accelerator_count"] == 4 and mi250["conditions"]["tensor_parallel"] == 8
+    assert "tensor_parallel" not in mi250["condition_gaps"]
     # vLLM on one MI250 module (2 GCDs) is outside the script's [4, 8] loop: no TP, as imported.
     one = bundled.records["benchmarks/lib-throughput-amd-mi250-x1-vllm-llama-2-7b-hf-in1024-out1024-bs1"].data
     assert one["conditions"]["tensor_parallel"] is None

@@ -309,3 +309,40 @@ def test_bundled_b200_roofline_page_gives_one_mfu_per_benchmark(bundled_site):
     assert placed and all(r[6] == "70.09" for r in placed if r[3].startswith("11,264.4")), placed
     assert any(r[3].startswith("11,264.4") for r in placed)
     assert '70.1 <span class="sub">vs bf16 peak</span>' in page.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def repeat_site(tmp_path_factory):
+    from analysis_helpers import bench, make_kb
+
+    # rp and rp-2 measured one configuration twice (repeat_group "rp": 100 and 300 tok/s, median 200); other is a
+    # second configuration of the same class at 150. Every condition is stated, so all three share the strict class.
+    root = tmp_path_factory.mktemp("repeats")
+    records = [bench("rp", 100.0, repeat_group="rp"), bench("rp-2", 300.0, repeat_group="rp"), bench("other", 150.0)]
+    kb = inferkb.open(make_kb(root / "kb", records))
+    return root / "out", build_site(kb, root / "out", search=False)
+
+
+def test_compare_page_shows_a_repeat_pair_as_one_row_at_its_median(repeat_site):
+    out, result = repeat_site
+    page = out / "compare" / "m70.html"
+    rows = rows_in(page, "groups")
+    assert [(r[0], r[2]) for r in rows] == [("1", "200 tok/s"), ("2", "150 tok/s")]  # not 300, 150, 100
+    assert "median of 2 repeats of one configuration (min 100, max 300); the others: rp-2" in rows[0][1]
+    assert 'href="../benchmarks/rp-2.html"' in page.read_text(encoding="utf-8")
+    charts = {k: v for k, v in result.charts.items() if k.startswith("cmp-m70-") and "--" not in k}
+    assert list(charts.values()) == [2]  # the chart draws two bars, not three
+
+
+def test_across_hardware_lens_divides_the_repeat_median_once(repeat_site):
+    out, _ = repeat_site
+    rows = rows_in(out / "compare" / "m70--across-hardware.html", "groups")
+    # Ranked on the per-accelerator median (200 / 8), and the headline shown beside it is the median, not 100 or 300.
+    assert [(r[2], r[3]) for r in rows] == [("25 tok/s", "ranked: 200 ÷ 8"), ("18.75 tok/s", "ranked: 150 ÷ 8")]
+
+
+def test_compare_overview_counts_every_repeat_in_its_class(repeat_site):
+    out, _ = repeat_site
+    rows = rows_in(out / "compare.html", "models")
+    # M70: 3 benchmarks, 1 class with others, 3 benchmarks in it (the pair counted as measurements, ranked once).
+    assert rows and rows[0][:4] == ["M70", "3", "1", "3"], rows

@@ -88,6 +88,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.derive.same_measurement",
         "inferkb.derive.distinct_names",
         "inferkb.derive.repeat_group",
+        "inferkb.derive.runtime_devices",
     ),
     "exporters": ("inferkb.intake.llmd_report",),
     "reporters": ("inferkb.reporters",),

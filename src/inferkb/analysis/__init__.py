@@ -4,6 +4,7 @@ Modules (each a documented Python API; the CLI in :mod:`inferkb.cli.analysis` wr
 
 - :mod:`~inferkb.analysis.comparability` — class keys, what splits two records;
 - :mod:`~inferkb.analysis.compare` — select, group into classes, rank within each;
+- :mod:`~inferkb.analysis.compare_hint` — the `--vary` hint when most of a selection is not comparable;
 - :mod:`~inferkb.analysis.pareto` — frontier of per-accelerator throughput vs a per-user figure, per class;
 - :mod:`~inferkb.analysis.history` — one system series across MLPerf rounds;
 - :mod:`~inferkb.analysis.cost` — cost per 1M tokens at a price with a stated basis;

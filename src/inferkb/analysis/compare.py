@@ -32,12 +32,14 @@ from ..arms import arm_deltas
 from ..hardware import normalise
 from ..query_expr import absent_value_near
 from .common import AnalysisError, is_number, lookup, mlperf_division, mlperf_round, per_accelerator, rate_label, token_basis
-from .comparability import CONDITION_NAMES, check_vary, conditions_of, key_id
-from .repeats import Membership, memberships, spread
+from .comparability import CONDITION_NAMES, ConditionSet, check_vary, conditions_of, key_id
+from .fold import fold_rows
+from .repeats import Membership, memberships
 
 if TYPE_CHECKING:
     from ..kb import KB
     from ..store import Record
+    from .compare_hint import VaryHint
 
 
 @dataclass
@@ -141,7 +143,10 @@ class CompareResult:
     filters select has, ``{filter: {value: records}}`` of the values they do
     have (most first), and ``did_you_mean`` ``{filter: [values]}``: the KB's
     values of that field close to the one asked (a typo such as ``ofline``, a
-    prefix such as ``mlperf``).
+    prefix such as ``mlperf``). ``hint``: when more than half of the selected records are not comparable, a line naming
+    the unstated conditions most often to blame and the smallest ``--vary`` set that puts most of them into classes of
+    two or more rows (:mod:`inferkb.analysis.compare_hint`), with ``vary_hint`` its figures; ``None`` otherwise, and
+    when ``records`` were passed in (the site) rather than selected here.
     """
 
     filters: dict[str, Any]
@@ -155,6 +160,8 @@ class CompareResult:
     metrics_without_filter: dict[str, int] = field(default_factory=dict)
     values_without_filter: dict[str, dict[str, int]] = field(default_factory=dict)
     did_you_mean: dict[str, list[str]] = field(default_factory=dict)
+    hint: str | None = None
+    vary_hint: VaryHint | None = None
 
     @property
     def metric_absent(self) -> bool:
@@ -287,23 +294,37 @@ def _arm_rows(d: dict[str, Any], direction: str | None) -> list[ArmRow]:
     return rows
 
 
-class _Groups:
-    """Union-find over record ids linked by ``same_measurement_as``."""
+@dataclass(slots=True)
+class Entry:
+    """A selected record that may enter a class: its conditions ``cs``, per-accelerator figure ``pa`` (when asked, else
+    ``None``), the ``value`` ranked (``pa``'s value when asked, else the headline) and the row ``label``."""
 
-    def __init__(self) -> None:
-        self.parent: dict[str, str] = {}
+    rec: Record
+    cs: ConditionSet
+    pa: Any
+    value: float
+    label: str
 
-    def find(self, x: str) -> str:
-        self.parent.setdefault(x, x)
-        while self.parent[x] != x:
-            self.parent[x] = self.parent[self.parent[x]]
-            x = self.parent[x]
-        return x
 
-    def union(self, a: str, b: str) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
+def entry_of(rec: Record, per_accelerator_basis: bool = False) -> Entry | NotComparable:
+    """The :class:`Entry` of one benchmark, or a :class:`NotComparable` (no ``missing``) when it has no numeric value or,
+    with ``per_accelerator_basis``, no per-accelerator figure. Whether its conditions are all stated depends on what is
+    varied, so that is the caller's check (``entry.cs.missing(vary)``)."""
+    d = rec.data
+    value = d.get("value")
+    label = rate_label(d)
+    pa = None
+    if per_accelerator_basis:
+        pa, why = per_accelerator(d)
+        if pa is None:
+            return NotComparable(rec.id, value if is_number(value) else None, d.get("unit"), label, [], f"no per-accelerator figure: {why}")
+        label = label.rsplit(", ", 1)[0] + ", per accelerator"
+    if not is_number(value):
+        return NotComparable(rec.id, None, d.get("unit"), label, [], "no numeric value")
+    cs = conditions_of(d)
+    if per_accelerator_basis:
+        cs.values["value_scope"] = "per accelerator"
+    return Entry(rec, cs, pa, float(pa.value if pa else value), label)
 
 
 # The exact-match filters of :func:`select` whose values form a closed vocabulary, with the record field each reads.
@@ -369,6 +390,7 @@ def compare(
     without_metric: dict[str, int] = {}
     absent_values: dict[str, dict[str, int]] = {}
     near_values: dict[str, list[str]] = {}
+    selected_here = records is None
     if records is None:
         others = dict(model=model, accelerator=accelerator, engine=engine, fmt=fmt, scenario=scenario, origin=origin, base_model=base_model)
         records, filters = select(kb, metric=metric, **others)
@@ -382,32 +404,21 @@ def compare(
     spelt: dict[tuple, dict[str, Counter]] = {}
     fixed: dict[tuple, dict[str, str]] = {}
     not_comparable: list[NotComparable] = []
+    entries: list[Entry] = []
     for rec in records:
-        d = rec.data
-        cs = conditions_of(d)
-        value = d.get("value")
-        label = rate_label(d)
-        pa = None
-        if per_accelerator_basis:
-            pa, why = per_accelerator(d)
-            if pa is None:
-                not_comparable.append(
-                    NotComparable(
-                        rec.id, value if is_number(value) else None, d.get("unit"), label, [], f"no per-accelerator figure: {why}"
-                    )
-                )
-                continue
-            cs.values["value_scope"] = "per accelerator"
-            label = label.rsplit(", ", 1)[0] + ", per accelerator"
-        if not is_number(value):
-            not_comparable.append(NotComparable(rec.id, None, d.get("unit"), label, [], "no numeric value"))
+        entry = entry_of(rec, per_accelerator_basis)
+        if isinstance(entry, NotComparable):
+            not_comparable.append(entry)
             continue
+        entries.append(entry)
+        cs = entry.cs
         missing = cs.missing(varied)
         if missing:
-            not_comparable.append(NotComparable(rec.id, float(value), d.get("unit"), label, missing, "conditions not stated"))
+            d = rec.data
+            not_comparable.append(NotComparable(rec.id, float(d["value"]), d.get("unit"), entry.label, missing, "conditions not stated"))
             continue
         key = cs.key(varied)
-        groups.setdefault(key, []).append((rec, pa, float(pa.value if pa else value)))
+        groups.setdefault(key, []).append((rec, entry.pa, entry.value))
         counts = spelt.setdefault(key, {})
         for n, v in cs.values.items():
             if n not in varied:
@@ -432,6 +443,11 @@ def compare(
             distinct = {repr(key[i][1]) for key in groups}
             if len(distinct) > 1:
                 split_by[name] = len(distinct)
+    hint = None
+    if selected_here:
+        from .compare_hint import vary_hint
+
+        hint = vary_hint(entries, not_comparable, len(records), varied, repeat_of, per_accelerator_basis)
     return CompareResult(
         filters,
         list(varied),
@@ -444,6 +460,8 @@ def compare(
         without_metric,
         absent_values,
         near_values,
+        hint.text if hint else None,
+        hint,
     )
 
 
@@ -463,35 +481,6 @@ def _shown(counts: dict[str, Counter]) -> tuple[dict[str, Any], dict[str, list[A
     return shown, merged
 
 
-def _fold_repeats(
-    reps: dict[str, tuple[Record, Any, float]], folded: dict[str, list[str]], repeat_of: dict[str, Membership]
-) -> dict[str, dict[str, Any]]:
-    """Fold the rows of one class that are members of one repeat group (two or more present) into the first member's row.
-
-    Changes ``reps`` and ``folded`` in place; returns ``{root: spread}`` for the rows that now stand for a group."""
-    by_group: dict[str, list[str]] = {}
-    for root, (rec, _, _) in reps.items():
-        member = next((repeat_of[i] for i in (rec.id, *folded.get(root, [])) if i in repeat_of), None)
-        if member is not None:
-            by_group.setdefault(member.group, []).append(root)
-    out: dict[str, dict[str, Any]] = {}
-    for gid, roots in by_group.items():
-        if len(roots) < 2:
-            continue
-        roots.sort(key=lambda r: (repeat_of[reps[r][0].id].index if reps[r][0].id in repeat_of else 0, r))
-        ids = [reps[r][0].id for r in roots]
-        values = [reps[r][2] for r in roots]
-        rec, pa, _ = reps[roots[0]]
-        info = spread(gid, ids, values)
-        info["headlines"] = [float(reps[r][0].data["value"]) for r in roots]
-        reps[roots[0]] = (rec, pa, info["median"])
-        for r in roots[1:]:
-            del reps[r]
-            folded.setdefault(roots[0], []).extend(folded.pop(r, []))
-        out[roots[0]] = info
-    return out
-
-
 def _rank(
     kb: KB,
     key: tuple,
@@ -503,22 +492,7 @@ def _rank(
 ) -> ComparisonClass:
     metric = shown.get("metric")
     direction = (kb.metrics.get(metric) or {}).get("direction") if metric else None
-    ids = {rec.id for rec, _, _ in members}
-    uf = _Groups()
-    for rec, _, _ in members:
-        uf.find(rec.id)
-        for other in rec.data.get("same_measurement_as") or []:
-            if isinstance(other, str) and other in ids:
-                uf.union(rec.id, other)
-    reps: dict[str, tuple[Record, Any, float]] = {}
-    folded: dict[str, list[str]] = {}
-    for rec, pa, value in sorted(members, key=lambda m: m[0].id):
-        root = uf.find(rec.id)
-        if root not in reps:
-            reps[root] = (rec, pa, value)
-        else:
-            folded.setdefault(root, []).append(rec.id)
-    grouped = _fold_repeats(reps, folded, repeat_of or {})
+    reps, folded, grouped = fold_rows(members, repeat_of or {})
     ordered = list(reps.items())
     if direction in ("higher", "lower"):
         ordered.sort(key=lambda item: (-item[1][2] if direction == "higher" else item[1][2], item[1][0].id))

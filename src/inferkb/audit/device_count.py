@@ -6,8 +6,12 @@ as their divisor. Two independent checks, each only where both sides exist:
 - KB1201 ``count-vs-parallelism`` (warning): the parallel layout
   ``tensor_parallel x pipeline_parallel x data_parallel`` (data parallel =
   the number of engine workers/replicas; expert parallel shards inside those
-  devices and adds none) needs that many devices. A layout larger than
-  ``accelerator_count`` is impossible; a smaller one that does not divide it
+  devices and adds none) needs that many runtime devices. The record has
+  ``accelerator_count x runtime_devices`` of them: ``runtime_devices`` is the
+  accelerator record's number of devices the runtime exposes per accelerator
+  (:func:`runtime_devices`; 2 for an MI250 module, whose two GCDs ROCm lists
+  as two GPUs; 1 when absent or when the record names several parts). A layout
+  larger than that is impossible; a smaller one that does not divide it
   leaves devices unexplained. Missing factors count as 1 only when at least
   TP is stated.
 - KB1202 ``count-vs-power`` (warning): measured system power divided by the
@@ -38,7 +42,7 @@ KB1201 = register(
         "count-vs-parallelism",
         "warning",
         "device-count",
-        "accelerator_count disagrees with the parallel layout (TP x PP x DP) the record states.",
+        "accelerator_count (x the accelerator's runtime_devices) disagrees with the parallel layout (TP x PP x DP) the record states.",
         "A run with tensor parallel 8 on 4 devices is impossible, and 8 devices serving TP 2 with no data parallelism leave 6 "
         "devices unexplained; either way a per-device figure divides by the wrong number.",
         '{"accelerator_count": 8, "conditions": {"tensor_parallel": 4, "data_parallel": 2}}',
@@ -65,12 +69,27 @@ def _int(v: object) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 1 else None
 
 
+def runtime_devices(kb: KB) -> dict[str, int]:
+    """``{accelerator id: runtime_devices}`` for the accelerator records that state a valid one (an integer >= 1)."""
+    if "accelerator" not in kb.profile.types:
+        return {}
+    return {a.id: n for a in kb.by_type("accelerator") if (n := _int(a.data.get("runtime_devices"))) is not None}
+
+
+def devices_per_accelerator(data: dict, per_part: dict[str, int]) -> int:
+    """Runtime devices per counted accelerator of one benchmark: its one part's ``runtime_devices`` (``per_part`` from
+    :func:`runtime_devices`), else 1 (no part, an unknown one, or several parts: nothing says how to weigh them)."""
+    ids = {a for a in data.get("accelerator_ids") or [] if isinstance(a, str)}
+    return per_part.get(next(iter(ids)), 1) if len(ids) == 1 else 1
+
+
 @audit("device-count", "stated accelerator counts against parallel layout (TP x PP x DP) and power per device", cost=0.03)
 def run(kb: KB) -> AuditResult:
     """KB1201/KB1202 findings and counts of the records each check could compare."""
     findings = []
     figures = {"checked_parallelism": 0, "checked_power": 0, "mismatch_parallelism": 0, "mismatch_power": 0}
     tdp = {}
+    per_part = runtime_devices(kb)
     if "accelerator" in kb.profile.types:
         for acc in kb.by_type("accelerator"):
             w = acc.data.get("tdp_w")
@@ -87,15 +106,18 @@ def run(kb: KB) -> AuditResult:
         if tp is not None:
             pp, dp = _int(cond.get("pipeline_parallel")) or 1, _int(cond.get("data_parallel")) or 1
             layout = tp * pp * dp
+            per = devices_per_accelerator(data, per_part)
+            devices = count * per
             figures["checked_parallelism"] += 1
-            if layout > count or count % layout:
+            if layout > devices or devices % layout:
                 figures["mismatch_parallelism"] += 1
-                why = "more devices than the count" if layout > count else f"{count - layout} of {count} devices unexplained"
+                why = "more devices than the count" if layout > devices else f"{devices - layout} of {devices} devices unexplained"
+                stated = f"accelerator_count {count}" + (f" x {per} runtime devices = {devices}" if per > 1 else "")
                 findings.append(
                     KB1201.finding(
-                        f"accelerator_count {count} vs TP {tp} x PP {pp} x DP {dp} = {layout}: {why}",
+                        f"{stated} vs TP {tp} x PP {pp} x DP {dp} = {layout}: {why}",
                         field="accelerator_count",
-                        extra={"count": count, "layout": layout},
+                        extra={"count": count, "runtime_devices": per, "layout": layout},
                         **where,
                     )
                 )

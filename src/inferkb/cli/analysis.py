@@ -178,6 +178,8 @@ def _print_compare(result, show_all: bool) -> None:
         console.print(_metric_absent_text(result))
     for line in _values_absent_lines(result):
         console.print(line)
+    if result.hint:
+        console.print(result.hint)
     if result.split_by:
         console.print("classes are split by: " + ", ".join(f"{k} ({v} values)" for k, v in result.split_by.items()))
     limit = None if show_all else 10
@@ -254,7 +256,12 @@ def _short(v: Any) -> str:
     "--vary",
     multiple=True,
     metavar="CONDITIONS",
-    help="Conditions declared irrelevant (comma-separated): they leave the class key and become columns.",
+    help="Conditions declared irrelevant (comma-separated): they leave the class key and become columns. "
+    "When most selected records are not comparable, a 'hint:' line (JSON 'hint' and 'vary_hint'; stderr for CSV/Markdown) "
+    "names the unstated conditions to blame and the smallest --vary set of format, hardware, warmup, engine, "
+    "engine_version (and accelerator_count with --per-accelerator) that puts most of them into classes of 2+ rows; "
+    "it never suggests model, metric, value_scope, scenario, division, benchmark_definition, input_tokens, "
+    "output_tokens or load (a different workload or quantity, not a setup difference).",
 )
 @click.option("--per-accelerator", "per_acc", is_flag=True, help="Rank on throughput per accelerator (nodes x accelerators per node).")
 @click.option("--why", nargs=2, metavar="ID_A ID_B", help="Only say which conditions split two benchmarks.")
@@ -491,6 +498,8 @@ def compare(
             click.echo(clean(_metric_absent_text(res)), err=True)  # stdout holds the (empty) table only
         for line in _values_absent_lines(res):
             click.echo(clean(line), err=True)
+        if res.hint:
+            click.echo(clean(res.hint), err=True)  # a comment line would be a data row to a CSV reader
     else:
         _print_compare(res, show_all)
         if plot_path:

@@ -26,7 +26,10 @@ when every list is empty (never invent a fabric).
   the value is not ``false`` either and stays unset.
 
 A stated count that contradicts the split (count 1 with TP 4) is a KB1003
-conflict; so is an existing value that disagrees with the derived one.
+conflict; so is an existing value that disagrees with the derived one. Sizes
+count runtime devices: an accelerator whose record states ``runtime_devices``
+(an MI250 module: 2 GCDs) holds that many, and one such accelerator with no
+split stated is not ``false`` (it may have split across its devices).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from ..audit.device_count import devices_per_accelerator, runtime_devices
 from . import base, derivation
 from .base import DerivationOutput, Proposal
 
@@ -103,10 +107,12 @@ def _fabric(kb: KB, rec: Record, out: DerivationOutput) -> None:
     )
 
 
-def exercised(data: dict[str, Any]) -> tuple[bool | None, str, dict[str, str] | None, bool]:
+def exercised(data: dict[str, Any], per_accelerator: int = 1) -> tuple[bool | None, str, dict[str, str] | None, bool]:
     """Derive ``interconnect_exercised`` from one benchmark record's structured fields.
 
-    Returns ``(value, reason, evidence, conflict)``: ``value`` is ``True`` /
+    ``per_accelerator``: runtime devices per counted accelerator (the accelerator record's ``runtime_devices``, see
+    :func:`inferkb.audit.device_count.devices_per_accelerator`): TP/PP/EP sizes count runtime devices, so a split
+    needs ``accelerator_count x per_accelerator`` of them. Returns ``(value, reason, evidence, conflict)``: ``value`` is ``True`` /
     ``False`` / ``None``; ``reason`` is the basis (or why ``None``);
     ``evidence`` is ``{"field", "quote"}`` for a value; ``conflict`` is True
     when the stated fields contradict each other. Semantics: module docstring.
@@ -120,14 +126,24 @@ def exercised(data: dict[str, Any]) -> tuple[bool | None, str, dict[str, str] | 
         key, label, size = split[0]
         stated = ", ".join(f"{lab}={n}" for _, lab, n in split)
         needed = max((sizes["tensor_parallel"] or 1) * (sizes["pipeline_parallel"] or 1), sizes["expert_parallel"] or 1)
-        if count is not None and count < needed:
-            return None, f"accelerator_count {count} cannot hold the stated split {stated} (needs {needed} devices)", None, True
-        devices = f"{count} devices" if count is not None else f"at least {needed} devices"
+        runtime = count * per_accelerator if count is not None else None
+        held = f"accelerator_count {count}" + (f" ({runtime} runtime devices)" if per_accelerator > 1 else "")
+        if runtime is not None and runtime < needed:
+            return None, f"{held} cannot hold the stated split {stated} (needs {needed} devices)", None, True
+        devices = f"{runtime} devices" if runtime is not None else f"at least {needed} devices"
         return (
             True,
             f"the record states a multi-device split of each request ({stated}) across {devices}; "
             "tensors, pipeline stages or experts cross the inter-device fabric",
             {"field": f"conditions.{key}", "quote": str(size)},
+            False,
+        )
+    if count == 1 and per_accelerator > 1:
+        return (
+            None,
+            f"one accelerator of {per_accelerator} runtime devices (runtime_devices) and no TP/PP/EP size stated: the run may "
+            "have used one device or split across them; recover from the engine command line",
+            None,
             False,
         )
     if count == 1:
@@ -157,8 +173,8 @@ def exercised(data: dict[str, Any]) -> tuple[bool | None, str, dict[str, str] | 
     return (None, "neither accelerator_count nor TP/PP/EP sizes are stated; recover from the harness command line or log", None, False)
 
 
-def _exercised(kb: KB, rec: Record, out: DerivationOutput) -> None:
-    value, reason, evidence, conflict = exercised(rec.data)
+def _exercised(kb: KB, rec: Record, out: DerivationOutput, per_part: dict[str, int]) -> None:
+    value, reason, evidence, conflict = exercised(rec.data, devices_per_accelerator(rec.data, per_part))
     # An explicit null says "not known"; evidence may settle it. A stated true/false is never overwritten.
     existing = base.current_value(kb, rec, "interconnect_exercised") if base.has_value(kb, rec, "interconnect_exercised") else None
     if existing is not None:
@@ -207,7 +223,8 @@ def derive_interconnect(kb: KB) -> DerivationOutput:
     out = DerivationOutput()
     if "benchmark" not in kb.profile.types:
         return out
+    per_part = runtime_devices(kb)
     for rec in kb.by_type("benchmark"):
         _fabric(kb, rec, out)
-        _exercised(kb, rec, out)
+        _exercised(kb, rec, out, per_part)
     return out

@@ -19,10 +19,13 @@ Outcomes:
   ``conditions.tensor_parallel`` = ``accelerator_count``, and the
   ``tensor_parallel`` gap is removed;
 - the entry counts several script devices per CSV count (the MI250: two GCDs per
-  OAM module) -> no value: the script's TP counts GCDs while ``accelerator_count``
-  counts modules, and the KB has no field for devices per accelerator (the
-  device-count audit would read TP 8 on 4 accelerators as a conflict). The gap's
-  reason says what the script ran (KB1002 too);
+  OAM module) and the row's accelerator record states the same
+  ``runtime_devices`` -> ``conditions.tensor_parallel`` = ``accelerator_count x
+  devices_per_count``, in runtime devices (TP 8 on 4 MI250 modules: 8 GCDs, which
+  is what the device-count audit checks), and the ``tensor_parallel`` gap is removed;
+- the same without a matching ``runtime_devices`` on the accelerator record -> no
+  value: TP 8 on 4 accelerators of one device each would read as a conflict. The
+  gap's reason says what the script ran (KB1002 too);
 - the row is outside every script's loops, or its script is not vLLM's -> nothing.
 
 The proof allows numbers to appear at ``conditions.tensor_parallel`` only;
@@ -34,6 +37,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING
 
+from ..audit.device_count import devices_per_accelerator, runtime_devices
 from ..intake import llm_inference_bench_formats as F
 from . import base, derivation
 from .base import DerivationOutput, Proposal
@@ -62,6 +66,7 @@ def derive_llm_inference_bench_tp(kb: KB) -> DerivationOutput:
     if "benchmark" not in kb.profile.types:
         return out
     entries = F.group_map()
+    per_part = runtime_devices(kb)
     for rec in kb.by_type("benchmark"):
         data = rec.data
         cond, gaps = data.get("conditions"), data.get("condition_gaps")
@@ -75,8 +80,14 @@ def derive_llm_inference_bench_tp(kb: KB) -> DerivationOutput:
         evidence = {"field": "accelerator_count", "quote": str(count)}
         loop = f"{entry.cite()} passes {FLAG} in its loop over tensor-parallel sizes {list(entry.device_counts)}"
         gaps = dict(gaps) if isinstance(gaps, dict) else {}
-        if entry.devices_per_count == 1:
+        per = devices_per_accelerator(data, per_part)
+        if entry.devices_per_count == per:
             basis = f"{loop}, and this row lies inside the script's loops (model, device count, batch size, lengths), so it ran at TP {tp}"
+            if per > 1:
+                basis += (
+                    f" runtime devices: {count} accelerators x {per} (devices_per_count in {F.MAP_PATH.name}; runtime_devices "
+                    f"of {data['accelerator_ids'][0]})"
+                )
             out.proposals.append(Proposal(rec.key, "conditions", {**copy.deepcopy(cond), "tensor_parallel": tp}, METHOD, evidence, basis))
             if "tensor_parallel" in gaps:
                 rest = {k: v for k, v in gaps.items() if k != "tensor_parallel"}
@@ -89,12 +100,16 @@ def derive_llm_inference_bench_tp(kb: KB) -> DerivationOutput:
         reason = (
             f"{entry.path} (at {entry.commit[:12]}) ran this row at --tensor-parallel-size {tp}, over {tp} GCDs of {count} MI250 "
             f"modules (the CSV and accelerator_count count modules of {entry.devices_per_count} GCDs each: devices_per_count in "
-            f"{F.MAP_PATH.name}); left null because the KB has no field for devices per accelerator and TP {tp} on "
-            f"{count} accelerators would read as a conflict"
+            f"{F.MAP_PATH.name}); left null because the accelerator record states runtime_devices {per} (absent means 1), "
+            f"not {entry.devices_per_count}, and TP {tp} on {count} accelerators would read as a conflict"
         )
         old = gaps.get("tensor_parallel") if isinstance(gaps.get("tensor_parallel"), dict) else {}
         checked = [c for c in old.get("checked") or [] if c != CHECKED] + [CHECKED]
-        new_gap = {"reason": reason, "checked": checked, "recover": "a KB field for devices per accelerator (GCDs per MI250 module)"}
+        new_gap = {
+            "reason": reason,
+            "checked": checked,
+            "recover": f"runtime_devices {entry.devices_per_count} on the accelerator record, with its source (derive runtime-devices)",
+        }
         if old != new_gap:
             out.proposals.append(
                 Proposal(rec.key, "condition_gaps", {**gaps, "tensor_parallel": new_gap}, METHOD, evidence, f"{loop}; {reason}")
