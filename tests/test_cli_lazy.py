@@ -39,7 +39,8 @@ def test_the_command_table_names_what_each_module_registers():
     assert set(table.values()) == set(BUILTINS["commands"])
 
 
-def test_running_validate_imports_no_other_command_module(tmp_path):
+def _modules_after_validate(prefix: str = "", env: dict[str, str] | None = None) -> set[str]:
+    """The modules (names starting with ``prefix``) a fresh process holds after ``inferkb validate --format json``."""
     code = (
         "import sys\n"
         "from inferkb.cli import main\n"
@@ -47,30 +48,23 @@ def test_running_validate_imports_no_other_command_module(tmp_path):
         "    main(['validate', '--format', 'json'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print(' '.join(sorted(m for m in sys.modules if m.startswith('inferkb.cli.'))), file=sys.stderr)\n"
+        f"print(' '.join(sorted(m for m in sys.modules if m.startswith({prefix!r}))), file=sys.stderr)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    loaded = set(proc.stderr.split())
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    return set(proc.stderr.split())
+
+
+def test_running_validate_imports_no_other_command_module():
+    loaded = _modules_after_validate("inferkb.cli.")
     assert "inferkb.cli.checks" in loaded
     assert not loaded & (set(BUILTINS["commands"]) - {"inferkb.cli.checks"})
 
 
-def test_validate_does_not_import_the_write_path_ctypes_or_pickle_py(tmp_path):
+def test_validate_does_not_import_the_write_path_ctypes_or_pickle_py():
     """A cold validate (split or not) reads only: the writer, its lock, ctypes (renameat2) and the pure-Python
     pickle module are start-up time it never uses."""
-    code = (
-        "import sys\n"
-        "from inferkb.cli import main\n"
-        "try:\n"
-        "    main(['validate', '--format', 'json'])\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
-    )
     for jobs in ("1", "2"):
-        env = {**os.environ, "INFERKB_JOBS": jobs, "INFERKB_NO_CACHE": "1"}
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
-        loaded = set(proc.stderr.split())
+        loaded = _modules_after_validate(env={**os.environ, "INFERKB_JOBS": jobs, "INFERKB_NO_CACHE": "1"})
         assert "inferkb.validate_split" in loaded and "inferkb.store.loader" in loaded
         assert not loaded & {"inferkb.store.writer", "inferkb.store.lock", "ctypes", "pickle"}, jobs
 
