@@ -31,9 +31,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from .comparability import CONDITION_NAMES, match_value
+from .comparability import CONDITION_NAMES
 from .fold import fold_rows
 
 if TYPE_CHECKING:
@@ -122,30 +122,18 @@ class _Placer:
     """Counts, for a vary set, the classes of two or more rows and the records in them.
 
     compare's grouping: a record joins when its missing conditions are all varied, under its
-    :meth:`~inferkb.analysis.comparability.ConditionSet.key` without the varied conditions (built here once per record,
-    each distinct value compared once); a class's rows are :func:`~inferkb.analysis.fold.fold_rows`."""
+    :meth:`~inferkb.analysis.comparability.ConditionSet.key` without the varied conditions (the full key built once per
+    record); a class's rows are :func:`~inferkb.analysis.fold.fold_rows`."""
 
     def __init__(self, entries: list[Entry], outside: set[str], repeat_of: dict[str, Membership], universe: Iterable[str]) -> None:
         self.repeat_of = repeat_of
         self.outside = outside
         most = frozenset(universe)
-        compared: dict[tuple[str, Any], Any] = {}  # match_value of each (condition, value) seen, computed once
         self.rows: list[tuple[Entry, frozenset[str], tuple]] = []
         for e in entries:
             missing = frozenset(e.cs.missing())
-            if not missing <= most:
-                continue  # no set within ``universe`` makes it comparable
-            key = []
-            for n in CONDITION_NAMES:
-                v = e.cs.values.get(n)
-                try:
-                    mv = compared[n, v]
-                except KeyError:
-                    mv = compared[n, v] = match_value(n, v)
-                except TypeError:  # an unhashable value (a list where a scalar belongs): compared as it is
-                    mv = match_value(n, v)
-                key.append((n, mv))
-            self.rows.append((e, missing, tuple(key)))
+            if missing <= most:  # else no set within ``universe`` makes it comparable
+                self.rows.append((e, missing, e.cs.key()))
         self.outside_missing = Counter(m for e, m, _ in self.rows if e.rec.id in outside)
 
     def bound(self, vary: Iterable[str]) -> int:
