@@ -213,6 +213,14 @@ class CacheFile:
             return  # a cache that cannot be written is only a slower next run
 
 
+class StampsOnly:
+    """Given to the loader in place of a :class:`CacheFile`: it stamps each file a cache may keep
+    (``Loaded.stamps``) as for a cache, but keeps nothing (the load cache's shards are neither read nor written)."""
+
+    def put(self, rel: str, entry: list) -> None:
+        """Keep nothing."""
+
+
 def now_ns() -> int:
     """The wall clock in nanoseconds (what file stamps are compared with for the racy rule)."""
     return time.time_ns()
