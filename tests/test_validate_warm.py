@@ -244,3 +244,25 @@ def test_an_unknown_type_is_the_usage_error_of_a_cold_run(tmp_path, caching):
     with pytest.raises(UsageError) as warm:
         validate_warm.validate_path(root, types=["nosuch"], today=TODAY)
     assert str(warm.value) == str(cold.value) and "unknown type 'nosuch'" in str(warm.value)
+
+
+def test_repeat_groups_compare_the_cached_members_whole(tmp_path, caching):
+    # A member's cached cross-record data is its whole record: KB127 compares conditions of members taken from the cache.
+    from analysis_helpers import bench, make_kb
+
+    other = bench("g1-2", 300.0, repeat_group="g1")
+    other["conditions"]["concurrency"] = 32  # KB127
+    records = [
+        bench("g1", 100.0, repeat_group="g1"),
+        other,
+        bench("g2", 1.0),
+        bench("g2-2", 2.0, repeat_group="g2"),  # KB126: g2 is in no group
+        bench("g3", 5.0, repeat_group="nope"),  # KB126: no such record
+    ]
+    root = make_kb(tmp_path, records)
+    cold = _cold(root)
+    _fill(root)
+    warm = _warm(root)
+    assert warm == cold
+    codes = sorted((f["code"], f["record"]) for f in warm["findings"] if f["code"] in ("KB126", "KB127"))
+    assert codes == [("KB126", "benchmarks/g2-2"), ("KB126", "benchmarks/g3"), ("KB127", "benchmarks/g1-2")]
