@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/bench_ab.py --kb DIR [--rounds 7] [--src main=/work/main/src] [--src branch=src]
-                                  [--env branch2=INFERKB_JOBS=2] [--cmd validate] [-- extra args]
+                                  [--env branch2=INFERKB_JOBS=2] [--cmd validate] [--cache DIR] [-- extra args]
 
 Each ``--src NAME=PATH`` is a variant run as ``PYTHONPATH=PATH python -m inferkb <cmd> --kb DIR
 --format json`` (the load cache off: ``INFERKB_NO_CACHE=1``, stdout to ``/dev/null``); ``--env
@@ -11,7 +11,10 @@ NAME=VAR=VALUE`` adds a variant of the last ``--src`` with one more environment 
 (``--env NAME@SRC=VAR=VALUE``: of the ``--src`` named SRC). One
 untimed warm-up round, then ``--rounds`` rounds, each running every variant once in turn, so a
 change in the machine's load hits every variant alike. CPU is the child's own user + sys time
-(``os.wait4``). Prints the 1-minute load average at the start and the end, a per-variant table of
+(``os.wait4``). ``--cache DIR`` times the warm path instead: the load cache on, in ``DIR/<variant>``
+(one folder per variant: two trees' code fingerprints differ, so a shared folder would be rewritten
+by each in turn), filled by the warm-up round and kept, so every timed run finds every file cached
+(the KB's files must be older than the cache's 2 s racy window). Prints the 1-minute load average at the start and the end, a per-variant table of
 medians and minima, and each variant's median against the first one's.
 """
 
@@ -44,6 +47,12 @@ def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
+def _warm_env(env: dict[str, str], folder: Path) -> dict[str, str]:
+    """``env`` with the load cache on, kept in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return {k: v for k, v in env.items() if k != "INFERKB_NO_CACHE"} | {"INFERKB_CACHE_DIR": str(folder.resolve())}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kb", required=True, type=Path)
@@ -51,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cmd", default="validate")
     ap.add_argument("--src", action="append", default=[], metavar="NAME=PATH")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VAR=VALUE")
+    ap.add_argument("--cache", type=Path, metavar="DIR", help="time warm runs: load cache on, in DIR/<variant>")
     ap.add_argument("extra", nargs="*")
     args = ap.parse_args(argv)
     srcs = args.src or [f"branch={HERE.parent / 'src'}"]
@@ -67,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
         if src_env is None:
             raise SystemExit(f"--env {spec}: no --src named {of!r}")
         variants.append((name, src_env | {var: value}))
+    if args.cache is not None:
+        variants = [(name, _warm_env(env, args.cache / name)) for name, env in variants]
     cmd = [sys.executable, "-m", "inferkb", args.cmd, "--kb", str(args.kb), "--format", "json", *args.extra]
     times: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in variants}
     load0 = os.getloadavg()[0]
@@ -76,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, env in variants:
             times[name].append(run_once(cmd, env))
     load1 = os.getloadavg()[0]
-    print(f"{args.cmd} --kb {args.kb}: {args.rounds} rounds, load average {load0:.2f} -> {load1:.2f}")
+    cache = f", warm (load cache in {args.cache}/<variant>)" if args.cache is not None else ", cold (INFERKB_NO_CACHE=1)"
+    print(f"{args.cmd} --kb {args.kb}: {args.rounds} rounds{cache}, load average {load0:.2f} -> {load1:.2f}")
     print(f"| variant | median wall s | min wall s | median cpu s | min cpu s | wall vs {variants[0][0]} |")
     print("|--|--:|--:|--:|--:|--:|")
     first = statistics.median(w for w, _ in times[variants[0][0]])

@@ -27,6 +27,7 @@ from .store import KEBAB, Record
 from .store.cache import CacheFile
 from .urls import unsafe_urls
 from .validate_geometry import per_layer_findings
+from .validate_repeats import FIELD as REPEAT_FIELD
 from .validate_repeats import repeat_group_findings
 from .validate_stats import stat_findings
 
@@ -41,6 +42,7 @@ __all__ = [
     "record_checks",
     "reference_findings",
     "cross_record_findings",
+    "cross_record_data",
     "schema_doc",
     "schema_file",
     "SchemaSet",
@@ -343,7 +345,7 @@ def validate_records(kb: KB, records: list[Record]) -> list[Finding]:
     return out
 
 
-def _findings_cache(kb: KB, schemas: SchemaSet, today: _dt.date) -> CacheFile | None:
+def findings_cache(kb: KB, schemas: SchemaSet, today: _dt.date) -> CacheFile | None:
     """The ``findings`` cache file of ``kb`` (per-record schema and rule findings), or ``None`` when caching is off.
 
     Its fingerprint adds to the loader's (code, kb.toml, layout) the schemas as compiled, the metric registries that
@@ -367,9 +369,21 @@ def _finding_row(f: Finding) -> list:
     return [f.code, f.rule, f.severity, f.message, f.record, f.path, f.field, f.evidence, f.extra]
 
 
-def _cached_findings(entry: list | None) -> list[Finding] | None:
-    """The findings of a cache entry ``[stamp, [row, ...]]``; ``None`` (validate the record again) for any other shape."""
-    if entry is None or len(entry) != 2 or type(entry[1]) is not list:
+def cross_record_data(kb: KB, rec: Record) -> dict[str, Any]:
+    """What the cross-record rules read of ``rec``'s data: ``sources`` and its type's reference fields
+    (:func:`cross_record_findings`), or the whole data for a member of a repeat group (``repeat_group`` set:
+    :func:`inferkb.validate_repeats.repeat_group_findings` compares the members' conditions; without the field a
+    record reads as outside any group). A record whose data is this dict gets the cross-record findings of the
+    whole record: the two-process validate sends it, the findings cache keeps it."""
+    if rec.data.get(REPEAT_FIELD) is not None:
+        return rec.data
+    return {f: rec.data[f] for f in ("sources", *kb.profile.types[rec.type].refs) if f in rec.data}
+
+
+def cached_findings(entry: list | None) -> list[Finding] | None:
+    """The findings of a cache entry ``[stamp, [row, ...], cross-record data]``; ``None`` (validate the record again)
+    for any other shape."""
+    if entry is None or len(entry) != 3 or type(entry[1]) is not list or type(entry[2]) is not dict:
         return None
     out = []
     for row in entry[1]:
@@ -411,6 +425,7 @@ def validate(
     today: _dt.date | None = None,
     checked: Mapping[str, list[Finding]] | None = None,
     cross: CrossRecord | None = None,
+    cache: CacheFile | None = None,
 ) -> Report:
     """Validate ``kb``; returns a :class:`Report` (figures under ``"validate"``).
 
@@ -420,24 +435,28 @@ def validate(
     ``checked`` (``{record key: findings}``) holds the :func:`record_checks` of records already checked elsewhere
     (a worker process, :mod:`inferkb.validate_split`) for ``today``; those records are not checked again.
     ``cross`` is :func:`cross_record_findings` of this ``kb`` and ``types``, already computed (the split computes it
-    while its child still checks records). Raises :class:`UsageError` for an unknown type.
+    while its child still checks records). ``cache`` is the findings cache of ``kb`` for ``today``
+    (:func:`findings_cache`) when the caller has read it already (:mod:`inferkb.validate_warm`); by default it is
+    read here (when the KB uses the load cache). Raises :class:`UsageError` for an unknown type.
     """
     today = today or _dt.date.today()
     types = [kb.type_spec(t).name for t in types] if types else None
     schemas = schema_set(kb)
     findings: list[Finding] = list(kb.load_findings) + list(schemas.problems)
     recs = [r for r in kb.records.values() if not types or r.type in types]
-    cache = _findings_cache(kb, schemas, today)
+    if cache is None:
+        cache = findings_cache(kb, schemas, today)
     for rec in recs:
         PROCESSING.what = rec.path
-        stamp = kb.file_stamp(rec) if cache is not None else None
-        got = _cached_findings(cache.get(rec.path, stamp)) if stamp is not None else None
-        if got is None and checked is not None:
-            got = checked.get(rec.key)
+        # checked first: a record checked elsewhere (or taken from this cache already) needs no stamp nor lookup
+        got = checked.get(rec.key) if checked is not None else None
+        stamp = kb.file_stamp(rec) if cache is not None and got is None else None
+        if stamp is not None:
+            got = cached_findings(cache.get(rec.path, stamp))
         if got is None:
             got = record_checks(kb, rec, schemas, today)
             if stamp is not None:
-                cache.put(rec.path, [stamp, [_finding_row(f) for f in got]])
+                cache.put(rec.path, [stamp, [_finding_row(f) for f in got], cross_record_data(kb, rec)])
         findings.extend(got)
     PROCESSING.what = None
     if cache is not None:

@@ -4,7 +4,8 @@ Two kinds of file per KB in the user's cache directory (:func:`cache_dir`,
 shared with the query catalogue), each split in :data:`SHARDS` shards by path:
 ``load-<hash>-NN.json`` holds each record file's parsed object and its KB112
 pre-filter verdict, ``findings-<hash>-NN.json`` its schema and per-record rule
-findings (validate). An entry is used only when the file's
+findings and what the cross-record rules read of it (validate; a warm validate
+reads only these: :mod:`inferkb.validate_warm`). An entry is used only when the file's
 stamp (:func:`file_stamp`: size, inode, mtime and ctime in nanoseconds, one
 ``lstat`` and no read) equals the one stored, and a shard only when its
 fingerprint matches: format, resolved KB root, inferkb's code
@@ -211,6 +212,14 @@ class CacheFile:
                 raise
         except (OSError, TypeError, orjson.JSONEncodeError):
             return  # a cache that cannot be written is only a slower next run
+
+
+class StampsOnly:
+    """Given to the loader in place of a :class:`CacheFile`: it stamps each file a cache may keep
+    (``Loaded.stamps``) as for a cache, but keeps nothing (the load cache's shards are neither read nor written)."""
+
+    def put(self, rel: str, entry: list) -> None:
+        """Keep nothing."""
 
 
 def now_ns() -> int:

@@ -19,7 +19,7 @@ from ..jsonio import JOURNAL_NAME, is_temp_name, parse_bytes_compact
 from ..profile import Profile, TypeSpec
 from ..urls import may_hold_unsafe_url
 from .batch import journal_problem, orphans
-from .cache import CacheFile, file_stamp, now_ns
+from .cache import CacheFile, StampsOnly, file_stamp, now_ns
 from .records import KEBAB, Record
 
 
@@ -129,15 +129,23 @@ def load_items(
 
 
 def load_indexed(
-    out: Loaded, items: list[Item], indices: Iterable[int], root: Path, profile: Profile
+    out: Loaded,
+    items: list[Item],
+    indices: Iterable[int],
+    root: Path,
+    profile: Profile,
+    *,
+    stamps: StampsOnly | None = None,
+    started: int = 0,
 ) -> tuple[list[int], list[tuple[int, list[Finding]]]]:
     """:func:`load_items` (no cache) over ``items[i]`` for each ``i`` of ``indices`` in turn, noting where each
     result came from: returns ``(the walk index of each record added to out.records, in order; (walk index, its
     findings) for each item that gave findings)``.
 
-    What the two-process validate needs to put two processes' shares back in walk order
-    (:mod:`inferkb.validate_split`), at a cost per file of two length tests instead of a call per file.
-    Never raises for a bad record file.
+    What the two-process validate and the warm validate need to put shares back in walk order
+    (:mod:`inferkb.validate_split`, :mod:`inferkb.validate_warm`), at a cost per file of two length tests instead
+    of a call per file. ``stamps`` (with ``started`` as in :func:`load_records`): fill ``out.stamps`` for the files
+    a cache may keep. Never raises for a bad record file.
     """
     root_real = str(root)
     limit = profile.max_record_bytes
@@ -153,7 +161,7 @@ def load_indexed(
         entry, spec = item
         PROCESSING.what = f"data/{spec.dir}/{entry.name}"
         n_records, n_findings = len(records), len(findings)
-        _load_entry(out, entry, spec, root_real, limit, None, 0)
+        _load_entry(out, entry, spec, root_real, limit, stamps, started)
         if len(records) != n_records:
             record_items.append(i)
         if len(findings) != n_findings:
@@ -249,7 +257,9 @@ def _inside(out: Loaded, entry: os.DirEntry, root_real: str, rel: str) -> bool:
     return not entry.is_symlink() or _link_inside(out, entry.path, root_real, rel)
 
 
-def _load_entry(out: Loaded, entry: os.DirEntry, spec: TypeSpec, root_real: str, limit: int, cache: CacheFile | None, started: int) -> None:
+def _load_entry(
+    out: Loaded, entry: os.DirEntry, spec: TypeSpec, root_real: str, limit: int, cache: CacheFile | StampsOnly | None, started: int
+) -> None:
     rel = f"data/{spec.dir}/{entry.name}"
     if not _inside(out, entry, root_real, rel):
         return
@@ -277,7 +287,7 @@ def _load_entry(out: Loaded, entry: os.DirEntry, spec: TypeSpec, root_real: str,
         if not entry.is_file():  # d_type from the directory listing: no extra system call for a regular file
             out.findings.append(R.KB014.finding(f"{rel} is not a regular file (a FIFO, socket or device); not read", path=rel))
             return
-        stamp = _stamp(entry, started) if cache is not None else None  # taken before the read: a later change is seen
+        stamp = entry_stamp(entry, started) if cache is not None else None  # taken before the read: a later change is seen
         raw = read_capped(entry.path, limit)
         size = os.stat(entry.path).st_size if len(raw) > limit else len(raw)
     except OSError as exc:
@@ -311,7 +321,7 @@ def _load_entry(out: Loaded, entry: os.DirEntry, spec: TypeSpec, root_real: str,
         out.stamps[key] = stamp
 
 
-def _stamp(entry: os.DirEntry, started: int) -> str | None:
+def entry_stamp(entry: os.DirEntry, started: int) -> str | None:
     """The cache stamp of a regular file that is not a symlink, else ``None`` (a symlink's target is not stamped)."""
     try:
         if entry.is_symlink():
@@ -325,7 +335,7 @@ def _stamp(entry: os.DirEntry, started: int) -> str | None:
 def _from_cache(out: Loaded, entry: os.DirEntry, cache: CacheFile, spec: TypeSpec, rel: str, started: int) -> bool:
     """Take the cached ``[stamp, data, url_clear]`` of ``entry`` as its record when the file is a regular file, not a
     symlink, with the stamp stored; False (read the file the usual way) otherwise or for an entry of another shape."""
-    stamp = _stamp(entry, started)
+    stamp = entry_stamp(entry, started)
     hit = cache.get(rel, stamp)
     stem = entry.name[:-5]
     if hit is None or len(hit) != 3 or type(hit[1]) is not dict or type(hit[2]) is not bool:
