@@ -18,6 +18,9 @@ from inferkb.intake import mlperf_weight_formats as W
 
 TODAY = dt.date(2026, 12, 3)
 SHA = "a2f5d66d17e8f75c02fd74dfe810ecca6a046696"
+# Another stored commit of mlcommons/inference_results_v4.1: the one holding JuniperNetworks' llama2-70b builder and
+# Dell's MI300X vLLM performance scripts.
+F44 = "f44c9990849f372d2cb0ef614290c8ba4591459c"
 COMMON = {"status": "draft", "confidence": 0.5, "updated": "2026-01-01", "sources": []}
 MAP = f'''
 [[entry]]
@@ -198,9 +201,22 @@ def bundled() -> inferkb.KB:
 
 def test_every_bundled_entry_cites_the_pinned_v4_1_results_and_covers_records(bundled):
     entries = W.evidence_map()
-    assert len(entries) == 12 + 45 + 13
+    assert len(entries) == 12 + 45 + 13 + 3
     subs = [r.data.get("submission") or {} for r in bundled.by_type("benchmark")]
+    # Juniper x16 and x32 (its llama2-70b builder) and Dell's MI300X vLLM run scripts cite code, not configs
+    from_code = [e for e in entries if e.commit == F44]
+    assert sorted((e.submitter, e.platform) for e in from_code) == [
+        ("Dell", "XE9680_MI300X_192GBx8"),
+        ("JuniperNetworks", "DGX-H100_H100-SXM-80GBx16_TRT"),
+        ("JuniperNetworks", "DGX-H100_H100-SXM-80GBx32_TRT"),
+    ]
+    for e in from_code:
+        assert all(f.startswith(f"{e.division}/{e.submitter}/code/llama2-70b") for f in e.files.values()), e.platform
+        assert ("Only fp8 supported as of now" in e.decides) != ("--quantization fp8" in e.decides)
+        assert sum(e.covers(s) for s in subs) == 4
     for e in entries:
+        if e.commit == F44:
+            continue
         assert e.repo == "mlcommons/inference_results_v4.1" and e.commit == SHA
         assert "use_fp8 = True" in e.decides and (e.table_says, e.harness_says) == ("fp16", "fp8")
         # each scenario file is the submitter's own copy of the harness, in the record's division
@@ -234,12 +250,12 @@ def test_the_gotcha_lists_exactly_the_tensorrt_records_still_fp16_on_fp8_hardwar
         and r.data.get("accelerator_ids") != ["nvidia-jetson-agx-orin-64gb"]
     }
     affects = set(bundled.records[GOTCHA].data["affects"]) - {"mlperf-inference-v4-1-summary-results"}
-    assert affects == still and len(still) == 51
+    assert affects == still and len(still) == 43
 
 
 def test_no_changed_bundled_record_is_measured_against_the_fp16_peak(bundled):
     changed = [r for r in bundled.by_type("benchmark") if W.table_contradicted(r.data)]
-    assert len(changed) == 48 + 153 + 32
+    assert len(changed) == 48 + 153 + 32 + 12
     for r in changed:
         acc = bundled.resolve(r.data["accelerator_ids"][0], "accelerator")
         peak, basis = mfu_peak(bundled, r.data, acc.data.get("flops") or [])
@@ -257,7 +273,7 @@ def test_the_derivation_has_nothing_left_to_do_on_the_bundled_kb(bundled):
 # ---- partner submissions: their own copy of the harness ---------------------------------------
 PARTNER_CHANGED = {
     "Supermicro": 44,
-    "Dell": 26,
+    "Dell": 30,
     "Lenovo": 24,
     "Fujitsu": 18,
     "ASUSTeK": 16,
@@ -267,6 +283,7 @@ PARTNER_CHANGED = {
     "Quanta_Cloud_Technology": 10,
     "Sustainable_Metal_Cloud": 8,
     "Google": 3,
+    "JuniperNetworks": 8,
 }
 
 
@@ -284,8 +301,9 @@ def test_partner_records_whose_own_config_sets_use_fp8_are_fp8_gaps(bundled):
     for r in changed:
         sub = r.data["submission"]
         assert r.data["format_id"] is None and sub["weight_data_types"] == "fp16"
-        cite = f"{sub['division']}/{sub['submitter']}/configs/"
-        assert cite in r.data["condition_gaps"]["format_id"]["reason"], r.id
+        # the submitter's own config, or (JuniperNetworks, Dell's MI300X vLLM) its own builder or run script
+        reason = r.data["condition_gaps"]["format_id"]["reason"]
+        assert any(f"{sub['division']}/{sub['submitter']}/{d}/" in reason for d in ("configs", "code")), r.id
 
 
 def test_a_high_accuracy_partner_record_names_the_high_accuracy_class(bundled):
@@ -311,7 +329,6 @@ def test_the_gotcha_names_what_stays_uncovered_per_submitter(bundled):
         "NVIDIA": 12,
         "HPE": 10,
         "ASUSTeK": 8,
-        "JuniperNetworks": 8,
         "Dell": 6,
         "Oracle": 4,
         "Google": 3,
@@ -343,11 +360,14 @@ def test_an_open_division_entry_cites_the_open_division_config(bundled):
     assert offline["format_id"] == "fp16"
 
 
-def test_a_multi_node_system_with_no_class_of_its_own_keeps_the_table_value(bundled):
-    # JuniperNetworks' configs register classes for at most 8 GPUs; the 16- and 32-GPU rows have no entry.
-    assert not [e for e in W.evidence_map() if e.submitter == "JuniperNetworks"]
+def test_a_multi_node_system_with_no_class_of_its_own_is_covered_by_its_builder_not_a_class(bundled):
+    # JuniperNetworks' configs register classes for at most 8 GPUs; its entries cite its llama2-70b builder instead.
+    juniper = [e for e in W.evidence_map() if e.submitter == "JuniperNetworks"]
+    assert {e.platform for e in juniper} == {"DGX-H100_H100-SXM-80GBx16_TRT", "DGX-H100_H100-SXM-80GBx32_TRT"}
+    assert all(set(e.classes.values()) == {"LLAMA2EngineBuilderOp"} for e in juniper)
     rid = "benchmarks/mlperf-v4-1-closed-junipernetworks-dgx-h100-h100-sxm-80gbx16-trt-llama2-70b-99-offline"
-    assert bundled.records[rid].data["format_id"] == "fp16"
+    assert bundled.records[rid].data["format_id"] is None
+    assert rid.split("/")[1] not in bundled.records[GOTCHA].data["affects"]
 
 
 # ---- the MLPerf importer applies the same map ---------------------------------------------
@@ -391,7 +411,7 @@ def test_an_imported_row_the_map_covers_carries_the_null_format_and_the_gap(impo
 
 
 def test_an_imported_row_no_entry_covers_keeps_the_tables_fp16(imported_v41):
-    rec = imported_v41["mlperf-v4-1-closed-junipernetworks-dgx-h100-h100-sxm-80gbx16-trt-llama2-70b-99-offline"]
+    rec = imported_v41["mlperf-v4-1-closed-google-dgx-h100-h100-sxm-80gbx8-trt-llama2-70b-99-offline"]
     assert rec["format_id"] == "fp16" and "format_id" not in rec["condition_gaps"]
     assert not [e for e in rec["provenance"] if e["tag"] == W.TAG]
 
@@ -399,7 +419,7 @@ def test_an_imported_row_no_entry_covers_keeps_the_tables_fp16(imported_v41):
 def test_the_importer_alone_gives_every_bundled_fp8_gap(imported_v41, bundled):
     changed = {r.id: r.data for r in bundled.by_type("benchmark") if W.table_contradicted(r.data)}
     fresh = {rid for rid, rec in imported_v41.items() if W.table_contradicted(rec)}
-    assert fresh == set(changed) and len(fresh) == 48 + 153 + 32
+    assert fresh == set(changed) and len(fresh) == 48 + 153 + 32 + 12
     for rid in fresh:
         assert imported_v41[rid]["format_id"] is None
         assert imported_v41[rid]["condition_gaps"]["format_id"] == changed[rid]["condition_gaps"]["format_id"], rid
@@ -427,3 +447,28 @@ def test_the_importer_reports_a_broken_map_as_an_input_error_naming_it(monkeypat
     assert exc.value.code == 2, err
     assert "bad-map.toml" in err and "entry[0].commit" in err and "40 lower-case hex digits" in err
     assert "Traceback" not in err
+
+
+# ---- code, not configs: JuniperNetworks' builder and Dell's vLLM run scripts (at another stored commit) ----------
+
+
+def test_juniper_16_and_32_gpu_records_cite_the_builder_that_refuses_non_fp8(bundled):
+    for n in (16, 32):
+        for target in ("99", "99-9"):
+            for scenario in ("offline", "server"):
+                rid = f"benchmarks/mlperf-v4-1-closed-junipernetworks-dgx-h100-h100-sxm-80gbx{n}-trt-llama2-70b-{target}-{scenario}"
+                data = bundled.records[rid].data
+                assert data["format_id"] is None and W.table_contradicted(data), rid
+                reason = data["condition_gaps"]["format_id"]["reason"]
+                assert f"closed/JuniperNetworks/code/llama2-70b/tensorrt/builder.py@{F44}" in reason
+                assert "Only fp8 supported as of now" in reason
+
+
+def test_dell_mi300x_vllm_records_cite_the_run_scripts_that_pass_quantization_fp8(bundled):
+    for target in ("99", "99-9"):
+        for scenario, script in (("offline", "test_VllmFp8_Offline_perf.sh"), ("server", "test_VllmFp8_AsyncServer_perf.sh")):
+            rid = f"benchmarks/mlperf-v4-1-closed-dell-xe9680-mi300x-192gbx8-llama2-70b-{target}-{scenario}"
+            data = bundled.records[rid].data
+            assert data["engine_id"] == "vllm" and data["format_id"] is None and W.table_contradicted(data), rid
+            reason = data["condition_gaps"]["format_id"]["reason"]
+            assert f"closed/Dell/code/llama2-70b-99/test_VllmFp8/{script}@{F44}" in reason and "--quantization fp8" in reason

@@ -118,7 +118,14 @@ def test_exercised_holds_a_split_over_runtime_devices():
     data = {"accelerator_count": 4, "conditions": {"tensor_parallel": 8}}
     assert exercised(data)[3] is True  # a conflict on one device per accelerator
     value, reason, _, conflict = exercised(data, 2)
-    assert value is True and not conflict and "across 8 devices" in reason
+    assert value is True and not conflict and "across 8 runtime devices (4 accelerator(s) x 2 runtime_devices" in reason
+    assert "spans accelerators" in reason  # 8 GCDs, two per module: the split leaves the package
+
+
+def test_a_split_over_one_modules_devices_stays_inside_it():
+    value, reason, _, conflict = exercised({"accelerator_count": 1, "conditions": {"tensor_parallel": 2}}, 2)
+    assert value is True and not conflict and "(1 accelerator(s) x 2 runtime_devices)" in reason
+    assert "spans accelerators" not in reason
     one = exercised({"accelerator_count": 1, "conditions": {}}, 2)
     assert one[0] is None and "2 runtime devices" in one[1]  # one module may have split over its two GCDs
 

@@ -108,6 +108,8 @@ class Proposal:
     method: str
     evidence: dict[str, str] | None
     basis: str
+    # "correction" when the value replaces a stated one on cited evidence (llm-inference-bench-split); numbers never change.
+    action: str = "backfill"
 
 
 @dataclass
@@ -144,7 +146,7 @@ def provenance_entry(p: Proposal, tag: str, date: _dt.date) -> dict[str, Any]:
         "date": date.isoformat(),
         "tag": tag,
         "field": p.field,
-        "action": "backfill",
+        "action": p.action,
         "method": p.method,
         "evidence": p.evidence,
         "basis": p.basis,

@@ -131,6 +131,10 @@ def exercised(data: dict[str, Any], per_accelerator: int = 1) -> tuple[bool | No
         if runtime is not None and runtime < needed:
             return None, f"{held} cannot hold the stated split {stated} (needs {needed} devices)", None, True
         devices = f"{runtime} devices" if runtime is not None else f"at least {needed} devices"
+        if runtime is not None and per_accelerator > 1:
+            # TP 4 on 2 MI250 modules: 4 GCDs, two per module, so the split crosses the module boundary as well as the in-package link.
+            devices = f"{runtime} runtime devices ({count} accelerator(s) x {per_accelerator} runtime_devices"
+            devices += f"; a split over more than {per_accelerator} of them spans accelerators)" if needed > per_accelerator else ")"
         return (
             True,
             f"the record states a multi-device split of each request ({stated}) across {devices}; "

@@ -309,18 +309,34 @@ def without_backfills(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any
     ``base_model_id`` from the MLPerf label map) is kept, and the kept entries
     are put in ``new``'s order, so the place where each step appended its entry
     does not count as a change.
+
+    A derivation's correction (tag ``derive:...``, ``action: "correction"``,
+    ``numbers_changed: false``: ``llm-inference-bench-split`` replacing an
+    earlier derived ``interconnect_exercised``) counts as a backfill here: it is
+    derived metadata the derivation writes again, not an edit an import must keep.
     """
     from ..derive.base import same_entry
+
+    def derived(entry: Any) -> bool:
+        if not isinstance(entry, dict):
+            return False
+        if entry.get("action") == "backfill":
+            return True
+        return (
+            entry.get("action") == "correction"
+            and str(entry.get("tag") or "").startswith("derive:")
+            and entry.get("numbers_changed") is False
+        )
 
     out = dict(old)
     kept = []
     carried = False
     new_prov = [e for e in new.get("provenance") or [] if isinstance(e, dict)]
     for entry in old.get("provenance") or []:
-        if isinstance(entry, dict) and entry.get("action") == "backfill" and any(same_entry(entry, e) for e in new_prov):
+        if derived(entry) and any(same_entry(entry, e) for e in new_prov):
             kept.append(entry)
             carried = True
-        elif isinstance(entry, dict) and entry.get("action") == "backfill":
+        elif derived(entry):
             field = entry.get("field")
             if not isinstance(field, str):
                 kept.append(entry)
