@@ -42,7 +42,7 @@ from .schemas import schema_set
 from .store import Record, gc_paused, locate
 from .store import cache as load_cache
 from .store.loader import Item, Loaded, load_indexed, load_items, report_interrupted_writes, walk
-from .validate import cross_record_findings, record_checks, validate
+from .validate import BASIS_FIELD, cross_record_findings, record_checks, validate
 from .validate_repeats import FIELD as REPEAT_FIELD
 
 try:  # the C pickler itself: importing pickle.py (its pure-Python pickler classes) is start-up time this never uses
@@ -294,8 +294,8 @@ def _child_work(
     """Load the child's share and ``send_head((tags, record stubs, files seen))``, then check it: returns
     ``{key: per-record findings}``.
 
-    A stub is ``(key, id, type, dir, path, data)`` where ``data`` keeps only ``sources`` and the type's reference
-    fields: all that :func:`inferkb.validate.cross_record_findings` reads of a record. A member of a repeat group
+    A stub is ``(key, id, type, dir, path, data)`` where ``data`` keeps only ``sources``, ``runtime_devices_basis``
+    (KB207) and the type's reference fields: all that :func:`inferkb.validate.cross_record_findings` reads of a record. A member of a repeat group
     (``repeat_group`` set) keeps its whole data: :func:`inferkb.validate_repeats.repeat_group_findings` compares the
     members' conditions in the parent, and a stub without the field reads as a record outside any group."""
     half, tags = _load_some(items, indices, kb.root, kb.profile)
@@ -305,7 +305,7 @@ def _child_work(
         if rec.data.get(REPEAT_FIELD) is not None:
             data = rec.data
         else:
-            fields = ("sources", *types[rec.type].refs)
+            fields = ("sources", BASIS_FIELD, *types[rec.type].refs)
             data = {f: rec.data[f] for f in fields if f in rec.data}
         stubs.append((rec.key, rec.id, rec.type, rec.dir, rec.path, data))
     send_head((tags, stubs, half.files_seen))
