@@ -67,11 +67,11 @@ def _under(url: Any, base: Any) -> bool:
 
 def _rules_backing(data: dict[str, Any]) -> tuple[str | None, dict[str, tuple[list[str], list[str]]]]:
     """``(rules file path, {source_id: (rules keys, backed fields)})`` for a record whose ``constraints.rules`` names a file."""
-    from .intake import mlperf_rules
-
     cons = data.get("constraints")
     if not isinstance(cons, dict) or not isinstance(cons.get("rules"), str) or not cons["rules"].startswith("mlperf-"):
         return None, {}
+    from .intake import mlperf_rules  # only for a record that names a rules file
+
     rules = mlperf_rules.load(cons["rules"].removeprefix("mlperf-"))
     if rules is None:
         return None, {}
