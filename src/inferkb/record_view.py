@@ -8,7 +8,7 @@ several records lists them and picks none.
 
 :func:`summary_lines` is plain text (identity, metric and value with unit,
 hardware, arms with percentiles and computed deltas, conditions with gaps
-marked, sources, findings, then every other field; nothing cropped).
+marked, sources with the role of each where it can be derived, findings, then every other field; nothing cropped).
 :func:`record_document` is the JSON: the record untouched under ``record``
 and what inferkb computes from it under ``computed``. Both name the record's
 known traps (gotcha records whose ``affects`` names it, :mod:`inferkb.traps`).
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .arms import DELTA_STATS, arm_deltas
 from .errors import UsageError
+from .source_roles import source_roles
 from .traps import known_traps
 
 if TYPE_CHECKING:
@@ -94,8 +95,10 @@ def record_document(kb: KB, rec: Record, *, audits: bool = False) -> dict[str, A
     """``{"key", "path", "record": <the record as stored>, "computed": {"arm_deltas": {...}}, "findings": [...]}``.
 
     ``arm_deltas`` is :func:`inferkb.arms.arm_deltas` (percent change of each stat of each non-baseline arm versus the
-    baseline arm); ``known_traps`` the keys of the gotcha records whose ``affects`` names this record; ``findings`` are the validation findings of this record, plus, with ``audits``, every audit's
-    findings about it.
+    baseline arm); ``known_traps`` the keys of the gotcha records whose ``affects`` names this record; ``source_roles``
+    why some sources are cited (:func:`inferkb.source_roles.source_roles`: the record's own ``result``, or
+    ``rules-evidence`` for the round's rules file, with the fields it backs); ``findings`` are the validation findings
+    of this record, plus, with ``audits``, every audit's findings about it.
     """
     return {
         "key": rec.key,
@@ -104,6 +107,7 @@ def record_document(kb: KB, rec: Record, *, audits: bool = False) -> dict[str, A
         "computed": {
             "arm_deltas": arm_deltas(rec.data) if rec.type == "benchmark" else {},
             "known_traps": [g.key for g in known_traps(kb, rec)],
+            "source_roles": {sid: role.to_dict() for sid, role in source_roles(kb, rec.data).items()},
         },
         "findings": [f.to_dict() for f in record_findings(kb, rec, audits=audits)],
     }
@@ -265,13 +269,16 @@ def _sources(kb: KB, d: dict[str, Any]) -> list[str]:
     if not isinstance(ids, list) or not ids:
         return ["", "sources", "  (none)"]
     lines = ["", "sources"]
+    roles = source_roles(kb, d)
     for sid in ids:
         src = kb.resolve(str(sid), "source")
         if src is None:
             lines.append(f"  {sid}  (NOT IN THIS KB)")
-            continue
-        url = src.data.get("url")
-        lines.append(f"  {sid}  {src.data.get('name') or ''}" + (f"  <{url}>" if url else ""))
+        else:
+            url = src.data.get("url")
+            lines.append(f"  {sid}  {src.data.get('name') or ''}" + (f"  <{url}>" if url else ""))
+        if sid in roles:
+            lines.append(f"    role: {roles[sid].describe()}")
     return lines
 
 

@@ -51,6 +51,8 @@ __all__ = [
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # Fields whose date says when something was checked; such a date cannot be in the future.
 NO_FUTURE_FIELDS = frozenset({"updated", "accessed"})
+# A field whose source_id must be a cited source record (KB207); the split's record stubs keep it.
+BASIS_FIELD = "runtime_devices_basis"
 
 
 def _json_path(parts: Iterable[Any]) -> str:
@@ -249,9 +251,20 @@ def reference_findings(kb: KB, recs: Iterable[Record]) -> tuple[list[Finding], i
         for name, spec in types.items()
     }
     for rec in recs:
-        if not _all_known(rec.data, quick[rec.type]):
+        if not (_all_known(rec.data, quick[rec.type]) and _basis_cited(rec.data, sources)):
             dangling += _record_references(kb, rec, sources, id_sets, out)
     return out, dangling
+
+
+def _basis_cited(d: dict[str, Any], sources: set[str]) -> bool:
+    """True when record data ``d`` has no ``runtime_devices_basis.source_id`` string or names a source it cites and the
+    KB holds; False when the walk must decide (KB207)."""
+    basis = d.get(BASIS_FIELD)
+    sid = basis.get("source_id") if type(basis) is dict else None
+    if type(sid) is not str:
+        return True
+    cited = d.get("sources")
+    return type(cited) is list and sid in cited and sid in sources
 
 
 def _all_known(d: dict[str, Any], fields: tuple[tuple[str, set[str]], ...]) -> bool:
@@ -275,9 +288,32 @@ def _all_known(d: dict[str, Any], fields: tuple[tuple[str, set[str]], ...]) -> b
     return True
 
 
+def _basis_source(rec: Record, sid: str, cited: Any, sources: set[str], source_dir: str, out: list[Finding]) -> None:
+    """KB207 for ``runtime_devices_basis.source_id`` = ``sid``: it must be among ``cited`` (the record's ``sources``) and
+    name a source record. A cited id that names none is KB201's finding on ``sources`` already, so it is not repeated."""
+    listed = isinstance(cited, list) and sid in cited
+    if listed:
+        return
+    known = sid in sources
+    why = (
+        "is a source record but not among this record's sources; add it to sources"
+        if known
+        else f"is not a source record (expected data/{source_dir}/{sid}.json) nor among this record's sources"
+    )
+    out.append(
+        R.KB207.finding(
+            f"{BASIS_FIELD}.source_id: {sid!r} {why}",
+            record=rec.key,
+            path=rec.path,
+            field=f"{BASIS_FIELD}.source_id",
+            extra={"id": sid, "source_record_exists": known},
+        )
+    )
+
+
 def _record_references(kb: KB, rec: Record, sources: set[str], id_sets: dict[str, set[str]], out: list[Finding]) -> int:
-    """Append to ``out`` the unresolved references of ``rec`` (KB201-KB203, in field order); returns its count of
-    budgeted dangling references (KB203)."""
+    """Append to ``out`` the unresolved references of ``rec`` (KB201-KB203, in field order, and KB207 for
+    ``runtime_devices_basis.source_id`` after ``sources``); returns its count of budgeted dangling references (KB203)."""
     dangling = 0
     all_ids = kb.by_id
     types = kb.profile.types
@@ -296,6 +332,9 @@ def _record_references(kb: KB, rec: Record, sources: set[str], id_sets: dict[str
                         extra={"id": sid},
                     )
                 )
+    basis = d.get(BASIS_FIELD)
+    if type(basis) is dict and isinstance(basis.get("source_id"), str):
+        _basis_source(rec, basis["source_id"], src_value, sources, types["source"].dir if "source" in types else "sources", out)
     for fld, target in spec.refs.items():
         value = d.get(fld)
         if not value:
@@ -370,14 +409,14 @@ def _finding_row(f: Finding) -> list:
 
 
 def cross_record_data(kb: KB, rec: Record) -> dict[str, Any]:
-    """What the cross-record rules read of ``rec``'s data: ``sources`` and its type's reference fields
+    """What the cross-record rules read of ``rec``'s data: ``sources``, ``runtime_devices_basis`` (KB207) and its type's reference fields
     (:func:`cross_record_findings`), or the whole data for a member of a repeat group (``repeat_group`` set:
     :func:`inferkb.validate_repeats.repeat_group_findings` compares the members' conditions; without the field a
     record reads as outside any group). A record whose data is this dict gets the cross-record findings of the
     whole record: the two-process validate sends it, the findings cache keeps it."""
     if rec.data.get(REPEAT_FIELD) is not None:
         return rec.data
-    return {f: rec.data[f] for f in ("sources", *kb.profile.types[rec.type].refs) if f in rec.data}
+    return {f: rec.data[f] for f in ("sources", BASIS_FIELD, *kb.profile.types[rec.type].refs) if f in rec.data}
 
 
 def cached_findings(entry: list | None) -> list[Finding] | None:
@@ -401,7 +440,7 @@ def cross_record_findings(kb: KB, types: list[str] | None = None) -> CrossRecord
     """The rules of :func:`validate` that read other records: unresolved references of the records of ``types``
     (type names; all when ``None``) and ids used by records of more than one type (KB205).
 
-    They read only each record's key, id, type, path, ``sources`` and reference fields."""
+    They read only each record's key, id, type, path, ``sources``, reference fields and ``runtime_devices_basis``."""
     recs = [r for r in kb.records.values() if not types or r.type in types]
     refs, dangling = reference_findings(kb, recs)
     shared_ids = []

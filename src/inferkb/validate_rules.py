@@ -480,6 +480,21 @@ KB203 = register(
         '"accelerator_ids": ["nvidia-h100"] (no such accelerator)',
     )
 )
+KB207 = register(
+    Rule(
+        "KB207",
+        "basis-source-unresolved",
+        "error",
+        "validate",
+        "An accelerator's runtime_devices_basis.source_id names no source record, or one its `sources` do not list.",
+        "runtime_devices changes how many devices a layout needs (an MI250 module is two ROCm devices), so the sentence "
+        "that states it must lead to a source a reader can open, and that source must be cited by the record like every "
+        "other source of its facts.",
+        '"sources": ["rocm-mi250-microarchitecture-089d751"], '
+        '"runtime_devices_basis": {"source_id": "rocm-mi250-microarchitecture-089d751", "quote": "..."}',
+        '"sources": ["amd-mi250-datasheet"], "runtime_devices_basis": {"source_id": "rocm-mi250-microarchitecture-089d751", ...}',
+    )
+)
 KB204 = register(
     Rule(
         "KB204",

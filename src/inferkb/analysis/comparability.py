@@ -204,7 +204,8 @@ class ConditionSet:
         Values are in their compared form (:func:`match_value`).
         """
         skip = set(vary)
-        return tuple((n, match_value(n, self.values.get(n))) for n in CONDITION_NAMES if n not in skip)
+        get = self.values.get
+        return tuple([_matched(n, get(n)) for n in CONDITION_NAMES if n not in skip])
 
     def to_dict(self) -> dict[str, Any]:
         """``{"values": {...}, "fixed_by": {...}}``; a missing value is ``null``."""
@@ -274,6 +275,28 @@ def split(a_id: str, a: dict[str, Any], b_id: str, b: dict[str, Any], vary: Iter
         elif match_value(name, va) != match_value(name, vb):
             differ[name] = (va, vb)
     return Split(a_id, b_id, differ, missing)
+
+
+# (name, match_value(name, value)) by (name, type, value): a whole-KB compare builds some 8,000 keys of 15 pairs each
+# from a few thousand distinct values. The type is part of the memo key because 1, 1.0 and True are equal keys but not
+# equal inputs. Bounded so that a long-lived process over changing KBs cannot grow it without end.
+_MATCHED: dict[tuple[str, type, Any], tuple[str, Any]] = {}
+_MATCHED_MAX = 65536
+
+
+def _matched(name: str, value: Any) -> tuple[str, Any]:
+    """The class-key pair ``(name, match_value(name, value))``, remembered for hashable values."""
+    memo_key = (name, type(value), value)
+    try:
+        return _MATCHED[memo_key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable value (a list or dict a record put there): computed every time
+        return (name, match_value(name, value))
+    if len(_MATCHED) >= _MATCHED_MAX:
+        _MATCHED.clear()
+    out = _MATCHED[memo_key] = (name, match_value(name, value))
+    return out
 
 
 def match_value(name: str, value: Any) -> Any:

@@ -31,7 +31,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import TYPE_CHECKING, NamedTuple
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .comparability import CONDITION_NAMES
 from .fold import fold_rows
@@ -129,12 +130,14 @@ class _Placer:
         self.repeat_of = repeat_of
         self.outside = outside
         most = frozenset(universe)
-        self.rows: list[tuple[Entry, frozenset[str], tuple]] = []
+        # (entry, its missing conditions, its full key, whether it is outside, whether folding can touch it)
+        self.rows: list[tuple[Entry, frozenset[str], tuple, bool, bool]] = []
         for e in entries:
             missing = frozenset(e.cs.missing())
             if missing <= most:  # else no set within ``universe`` makes it comparable
-                self.rows.append((e, missing, e.cs.key()))
-        self.outside_missing = Counter(m for e, m, _ in self.rows if e.rec.id in outside)
+                plain = e.rec.id not in repeat_of and not e.rec.data.get("same_measurement_as")
+                self.rows.append((e, missing, e.cs.key(), e.rec.id in outside, plain))
+        self.outside_missing = Counter(r[1] for r in self.rows if r[3])
 
     def bound(self, vary: Iterable[str]) -> int:
         """Records of ``outside`` that ``vary`` makes comparable: the most :meth:`count` can place (no grouping)."""
@@ -142,16 +145,27 @@ class _Placer:
         return sum(n for missing, n in self.outside_missing.items() if missing <= skip)
 
     def count(self, vary: Iterable[str]) -> _Count:
-        """What ``vary`` would give (see :class:`_Count`)."""
+        """What ``vary`` would give (see :class:`_Count`).
+
+        A full key holds every condition in :data:`CONDITION_NAMES` order, so the class key without ``vary`` is the
+        pairs at the kept positions (an item getter, not a rebuilt tuple). A class whose members no
+        ``same_measurement_as`` or repeat group joins has one row per member, so it skips :func:`fold_rows`."""
         skip = frozenset(vary)
-        groups: dict[tuple, list[Entry]] = {}
-        for entry, missing, full in self.rows:
-            if missing <= skip:
-                groups.setdefault(tuple(kv for kv in full if kv[0] not in skip), []).append(entry)
+        project = itemgetter(*(i for i, name in enumerate(CONDITION_NAMES) if name not in skip))
+        groups: dict[Any, list[tuple[Entry, frozenset[str], tuple, bool, bool]]] = {}
+        for row in self.rows:
+            if row[1] <= skip:
+                groups.setdefault(project(row[2]), []).append(row)
         placed = classes = in_classes = repeats = 0
-        for members in groups.values():
-            if len(members) < 2:
+        for group in groups.values():
+            if len(group) < 2:
                 continue
+            if all(row[4] for row in group):
+                classes += 1
+                in_classes += len(group)
+                placed += sum(1 for row in group if row[3])
+                continue
+            members = [row[0] for row in group]
             rows, _, folded = fold_rows([(e.rec, e.pa, e.value) for e in members], self.repeat_of)
             repeats += sum(1 for root in folded if rows[root][0].id in self.outside)
             if len(rows) < 2:

@@ -28,6 +28,12 @@ tokens. So per sequence of ``L`` tokens::
 
     kv(L) = growing_layers × per_layer × L + window_layers × per_layer × min(L, window)
 
+TP is ``count x runtime_devices``: an accelerator record whose ``runtime_devices``
+is 2 (an AMD MI250 module, two GCDs that ROCm lists as two devices) runs TP 2
+per module, so head divisibility and the KV split are judged at that degree.
+Memory stays per accelerator (module, the record's ``vram_gb``): its share of
+the weights is ``runtime_devices`` ranks' worth, its KV share likewise.
+
 Under tensor parallelism of degree TP the weights split evenly
 (``params × bytes per weight ÷ TP``). GQA KV heads split across ranks, each
 rank holding ``ceil(kv_heads ÷ TP)`` heads (replicated when TP exceeds the
@@ -255,10 +261,19 @@ class FitResult:
     # Inputs an engine would refuse (context past the model's maximum, a TP degree that does not divide the heads):
     # the figures are still computed, and the CLI prints each as a ``warning:`` line.
     warnings: list[str] = field(default_factory=list)
+    # Devices the runtime lists per accelerator (the record's runtime_devices, else 1); tp = count x this.
+    runtime_devices: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict of every field."""
         return asdict(self)
+
+
+def runtime_devices(accelerator: Record) -> int:
+    """Devices the runtime (CUDA, ROCm) lists for one accelerator of this record: its ``runtime_devices`` when that
+    is an integer >= 1 (2 for an MI250 module), else 1."""
+    n = accelerator.data.get("runtime_devices")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else 1
 
 
 def fit(
@@ -273,7 +288,9 @@ def fit(
     batch: int = 1,
     usable: float = DEFAULT_USABLE,
 ) -> FitResult:
-    """Memory envelope of ``model`` on ``count`` × ``accelerator`` at TP = ``count``.
+    """Memory envelope of ``model`` on ``count`` × ``accelerator`` at TP = ``count`` × the accelerator's runtime devices.
+
+    Byte figures named per device are per accelerator (the record's ``vram_gb``; an MI250 module, not one GCD).
 
     ``fmt`` is the weight format (required: bytes per weight decide the
     answer); ``kv_format`` defaults to bf16 and the answer says so;
@@ -302,9 +319,11 @@ def fit(
             raise AnalysisError(f"{mrec.path}: field 'max_position_embeddings' is missing; give --context")
         context = max_pos
     context = positive_int(context, "context")
-    tp = count
-    frac = geo.rank_fraction(tp)
-    weights_dev = params * bpw / tp
+    per = runtime_devices(arec)
+    tp = count * per
+    # frac is one rank's KV share; an accelerator holds `per` ranks, so its share of weights and KV is per x one rank's.
+    frac = geo.rank_fraction(tp) * per
+    weights_dev = params * bpw / tp * per
     usable_dev = mem * usable
     free = usable_dev - weights_dev
     seq = geo.bytes_per_sequence(context, bkv)
@@ -312,22 +331,29 @@ def fit(
     fits = free >= kv_dev and free > 0
     max_batch = int(free // (seq * frac)) if free > 0 and seq > 0 else 0
     max_ctx, capped = _max_context(geo, bkv, free / (batch * frac) if free > 0 else 0.0, max_pos)
+    ranks = f" x {per} runtime devices per {arec.id}" if per > 1 else ""
+    dev = "accelerator" if per > 1 else "device"  # an MI250's figures are per module, not per GCD
     per_tok = geo.bytes_per_token(bkv)
     stated = mrec.data.get("kv_cache_bytes_per_token")
     formula = [
-        f"weights/device = {params:.4g} params x {bpw:g} B ({fmt}) / TP {tp} = {weights_dev / 1e9:.2f} GB",
+        f"weights/{dev} = {params:.4g} params x {bpw:g} B ({fmt}) / TP {tp}{ranks} = {weights_dev / 1e9:.2f} GB",
         f"KV {'per token' if geo.kv_heads_per_layer else 'per layer per token'}: {geo.formula}; x {bkv:g} B ({kv_fmt})",
         geo.per_token_formula(bkv),
         f"KV/sequence at {context:,} tokens = {seq / 1e9:.3f} GB"
         + (f" ({geo.window_layers} window layers capped at {geo.window} tokens)" if geo.window_layers else ""),
-        f"KV/device = batch {batch} x {seq / 1e9:.3f} GB x rank share {frac:.4g} = {kv_dev / 1e9:.2f} GB",
-        f"usable/device = {mem / 1e9:g} GB x {usable:g} = {usable_dev / 1e9:.2f} GB; free for KV = {free / 1e9:.2f} GB",
+        f"KV/{dev} = batch {batch} x {seq / 1e9:.3f} GB x rank share {frac / per:.4g}{ranks} = {kv_dev / 1e9:.2f} GB",
+        f"usable/{dev} = {mem / 1e9:g} GB x {usable:g} = {usable_dev / 1e9:.2f} GB; free for KV = {free / 1e9:.2f} GB",
     ]
     assumptions = [
         f"weight format {fmt}: {bpw_basis}",
         f"KV format {kv_fmt}" + (" (default; pass --kv-format)" if kv_format is None else ""),
         f"usable fraction {usable:g} of device memory (vLLM's default gpu_memory_utilization is 0.9)",
-        "TP = count; weights split evenly; activations, workspace and the engine's reserve are not modelled",
+        (
+            f"TP = count {count} x runtime_devices {per} ({arec.id}: each accelerator is {per} devices to the runtime) = {tp}; "
+            "memory figures per accelerator; weights split evenly; activations, workspace and the engine's reserve are not modelled"
+            if per > 1
+            else "TP = count; weights split evenly; activations, workspace and the engine's reserve are not modelled"
+        ),
         f"device memory {arec.data.get('vram_gb')} GB read as 1e9 bytes per GB",
     ]
     if geo.fixed_state_layers:
@@ -361,14 +387,16 @@ def fit(
         formula,
         assumptions,
     )
-    result.warnings = input_warnings(mrec, tp, context)
+    result.warnings = input_warnings(mrec, tp, context, runtime_devices=per)
+    result.runtime_devices = per
     return result
 
 
-def input_warnings(model: Record, tp: int, context: int) -> list[str]:
+def input_warnings(model: Record, tp: int, context: int, *, runtime_devices: int = 1) -> list[str]:
     """Why an engine would refuse ``model`` at tensor-parallel degree ``tp`` and ``context`` tokens (empty: no reason known).
 
-    ``tp`` is the device count of ``fit``/``roofline``, which model one TP group of
+    ``tp`` is the runtime-device count of ``fit``/``roofline`` (accelerators x
+    ``runtime_devices``, which is 2 for an MI250 module), which model one TP group of
     every device; the first TP warning says so, since the same devices could run as
     TP x PP or as data-parallel replicas.
 
@@ -402,14 +430,19 @@ def input_warnings(model: Record, tp: int, context: int) -> list[str]:
         )
     tp_at = next((i for i, w in enumerate(out) if w.startswith(f"TP {tp} ")), None)
     if tp_at is not None:
-        out[tp_at] += _one_group(tp)
+        out[tp_at] += _one_group(tp, runtime_devices)
     return out
 
 
-def _one_group(tp: int) -> str:
+def _one_group(tp: int, runtime_devices: int = 1) -> str:
     """What a TP warning assumes: ``fit`` and ``roofline`` run all ``tp`` devices as one tensor-parallel group."""
+    devices = (
+        f"{tp} runtime devices ({tp // runtime_devices} accelerators x runtime_devices {runtime_devices})"
+        if runtime_devices > 1
+        else f"{tp} devices"
+    )
     return (
-        f" (fit and roofline treat the {tp} devices as one tensor-parallel group; "
+        f" (fit and roofline treat the {devices} as one tensor-parallel group; "
         "a real deployment may split them as TP x PP or as data-parallel replicas, which these tools do not model)"
     )
 

@@ -31,7 +31,7 @@ from .. import roofline as calc
 # stated_weight_bits and UNKNOWN_FORMAT_BITS lived here; audit.roofline_inputs is their home now (KB506 uses them), kept importable.
 from ..audit.roofline_inputs import UNKNOWN_FORMAT_BITS, mfu_peak, stated_weight_bits  # noqa: F401
 from .common import AnalysisError, devices_of, is_number, lookup, positive_int, rate_label, require_number
-from .fit import DEFAULT_KV_FORMAT, bytes_per_element, fit, input_warnings, kv_geometry
+from .fit import DEFAULT_KV_FORMAT, bytes_per_element, fit, input_warnings, kv_geometry, runtime_devices
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -86,9 +86,11 @@ class RooflineResult:
     # cannot hold the model is not an answer: the CLI prints a warning first.
     fits_in_memory: bool | None = None
     memory_note: str = ""
-    # Why an engine would refuse this setup (TP ``count`` vs the heads, ``context`` vs the model's maximum):
-    # :func:`fit.input_warnings`, the same list ``fit`` gives.
+    # Why an engine would refuse this setup (TP ``count`` x runtime_devices vs the heads, ``context`` vs the model's
+    # maximum): :func:`fit.input_warnings`, the same list ``fit`` gives.
     warnings: list[str] = field(default_factory=list)
+    # Devices the runtime lists per accelerator (2 for an MI250 module); the TP degree is count x this.
+    runtime_devices: int = 1
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict of every field."""
@@ -119,6 +121,8 @@ def roofline(
     """Ceilings for ``model`` on ``count`` × ``accelerator`` with weights in ``fmt`` at ``batch`` and ``context``.
 
     ``context`` 0 gives the bound before KV reads (and needs no KV geometry).
+    Bandwidth and FLOPs are per accelerator (an MI250 module's aggregate over its two GCDs); the TP degree, which the
+    head-divisibility warnings and the KV split read, is ``count`` × the accelerator's ``runtime_devices``.
     Raises :class:`AnalysisError` for unknown ids, a missing bandwidth, FLOPs
     row or model field (named with its record), or non-positive counts.
     """
@@ -136,6 +140,8 @@ def roofline(
     peak = calc.peak_dense_tflops(arec.data.get("flops") or [], bpw * 8)
     peak_tflops, peak_prec = peak if peak is not None else (None, None)
     no_peak = f"{arec.path}: field 'flops' has no dense row at {bpw * 8:g} bits or wider; compute ceiling, ridge point and MFU not computed"
+    per = runtime_devices(arec)
+    tp = count * per
     kv_seq = 0.0
     replicas = 1.0
     kv_note = "context 0: KV reads not included"
@@ -146,8 +152,9 @@ def roofline(
         kv_seq = geo.bytes_per_sequence(context, bkv)
         # Every rank reads its own share of the cache; a share above 1/N (MLA's replicated latent,
         # or more ranks than KV heads) means the N devices together read more than one copy.
-        replicas = geo.rank_fraction(count) * count
-        kv_note = f"KV per sequence at {context} tokens = {kv_seq / 1e6:,.1f} MB ({kv_fmt}); read {replicas:g}x across the {count} devices"
+        replicas = geo.rank_fraction(tp) * tp
+        devices = f"{tp} runtime devices ({count} x {per} per {arec.id})" if per > 1 else f"{count} devices"
+        kv_note = f"KV per sequence at {context} tokens = {kv_seq / 1e6:,.1f} MB ({kv_fmt}); read {replicas:g}x across the {devices}"
     weights = active * bpw
     step = weights + batch * kv_seq * replicas
     per_request = calc.decode_bound_tok_s(bw, count, step)
@@ -207,7 +214,8 @@ def roofline(
             "mixture of experts: one token reads the active parameters only; a batch's tokens route to more experts, "
             "so bytes per step grow toward all parameters and the bound at batch > 1 is optimistic"
         )
-    result.warnings = input_warnings(mrec, count, context)
+    result.warnings = input_warnings(mrec, tp, context, runtime_devices=per)
+    result.runtime_devices = per
     result.fits_in_memory, result.memory_note = _memory_check(kb, mrec, arec, count, fmt, kv_format, context, batch)
     result.measured = [_place(kb, rec, weights, active, bw, arec) for rec in _measured(kb, mrec.id, arec.id)]
     return result
@@ -227,19 +235,20 @@ def _memory_check(
         f = fit(kb, mrec.id, arec.id, count=count, fmt=fmt, kv_format=kv_format, context=checked, batch=batch)
     except AnalysisError as e:
         return None, f"memory fit not checked: {e}"
+    unit = "accelerator" if f.runtime_devices > 1 else "device"  # an MI250's memory is per module (two runtime devices)
     need = (f.weights_per_device + f.kv_per_device) / 1e9
     have = f.usable_per_device / 1e9
     where = f"at context {checked:,} (batch {batch})" + (" since --context is 0" if context == 0 else "")
     if f.fits:
-        note = f"fits in memory {where}: {need:,.1f} GB per device of {have:,.1f} GB usable (inferkb fit)"
+        note = f"fits in memory {where}: {need:,.1f} GB per {unit} of {have:,.1f} GB usable (inferkb fit)"
         max_pos = mrec.data.get("max_position_embeddings")
         if context == 0 and isinstance(max_pos, int) and not isinstance(max_pos, bool) and max_pos > 1:
             full = fit(kb, mrec.id, arec.id, count=count, fmt=fmt, kv_format=kv_format, context=max_pos, batch=batch)
             at_max = (full.weights_per_device + full.kv_per_device) / 1e9
-            note += f"; at the model's maximum context {max_pos:,}: {'fits' if full.fits else 'does not fit'}, {at_max:,.1f} GB per device"
+            note += f"; at the model's maximum context {max_pos:,}: {'fits' if full.fits else 'does not fit'}, {at_max:,.1f} GB per {unit}"
         return True, note
     return False, (
-        f"does not fit in memory {where}: {need:,.1f} GB per device needed (weights {f.weights_per_device / 1e9:,.1f} GB), "
+        f"does not fit in memory {where}: {need:,.1f} GB per {unit} needed (weights {f.weights_per_device / 1e9:,.1f} GB), "
         f"{have:,.1f} GB usable on each of {count} x {arec.id}; these ceilings assume hardware that could hold the model"
     )
 

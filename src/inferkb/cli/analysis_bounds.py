@@ -112,7 +112,8 @@ def cost(
     type=int,
     default=1,
     show_default=True,
-    help="Number of accelerators (the TP degree for the head-divisibility warning, as in fit).",
+    help="Number of accelerators. The TP degree for the head-divisibility warning and the KV split is count x the "
+    "accelerator's runtime_devices (2 per AMD MI250 module: 2 ROCm devices), as in fit.",
 )
 @click.option(
     "--weights",
@@ -211,7 +212,14 @@ def roofline(model, accelerator, count, fmt_id, batch, context, kv_format, plot_
 @command()
 @click.option("--model", required=True, help="Model id (or name/alias).")
 @click.option("--accelerator", required=True, help="Accelerator id (or name/alias).")
-@click.option("--count", type=int, default=1, show_default=True, help="Accelerators (TP degree).")
+@click.option(
+    "--count",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Accelerators. TP = count x the accelerator's runtime_devices (an AMD MI250 module is 2 ROCm devices, so "
+    "--count 4 is TP 8); memory figures stay per accelerator.",
+)
 @click.option("--weights", "--format-id", "fmt_id", required=True, metavar="FORMAT", help="Weight format id or name.")
 @click.option("--kv-format", help="KV-cache format (default bf16).")
 @click.option("--context", type=int, help="Context length in tokens (default: the model's max_position_embeddings).")
@@ -261,8 +269,9 @@ def fit(model, accelerator, count, fmt_id, kv_format, context, batch, usable, kb
     for line in res.formula:
         click.echo(f"  {line}")
     verdict = "FITS" if res.fits else "DOES NOT FIT"
+    unit = "accelerator" if res.runtime_devices > 1 else "device"
     click.echo(
-        f"=> {verdict}: needs {(res.weights_per_device + res.kv_per_device) / 1e9:.2f} GB of {res.usable_per_device / 1e9:.2f} GB usable per device"
+        f"=> {verdict}: needs {(res.weights_per_device + res.kv_per_device) / 1e9:.2f} GB of {res.usable_per_device / 1e9:.2f} GB usable per {unit}"
     )
     cap = " (the model's maximum)" if res.context_capped else ""
     click.echo(

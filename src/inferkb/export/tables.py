@@ -14,7 +14,8 @@ columns, arrays and objects JSON text. Tables (README lists the columns):
 - ``conditions``: one row per benchmark, a column per ``conditions`` property, plus ``gaps`` (JSON);
 - ``arms``: one row per arm with its statistics and computed deltas vs the baseline arm;
 - ``accelerator_flops``: one row per accelerator ``flops`` entry;
-- link tables for list references (``benchmark_accelerator_ids``, ...) and ``record_sources``;
+- link tables for list references (``benchmark_accelerator_ids``, ...) and ``record_sources`` (with each source's
+  role where derivable, :mod:`inferkb.source_roles`);
 - ``provenance``: one row per provenance entry (record, field path, current value, sources, quote, method, date);
 - ``findings``: validate (or check) findings.
 
@@ -30,6 +31,7 @@ import orjson
 
 from ..analysis.common import mlperf_division, mlperf_round, per_accelerator, token_basis
 from ..arms import DELTA_STATS, arm_deltas
+from ..source_roles import source_roles
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -161,6 +163,8 @@ def _build(kb: KB, findings: str) -> dict[str, Table]:
             Column("record", TEXT, "dir/id", ("records", "key")),
             Column("source_id", TEXT, "", (names.get("source", "sources"), "id")),
             Column("position", INTEGER),
+            Column("role", TEXT, "why it is cited, where derivable: result (the record's own) | rules-evidence (the round's rules file)"),
+            Column("role_note", TEXT, "the role in words: rules file, rules-file keys and the fields of the record it backs"),
         ],
     )
     provenance = Table(
@@ -206,9 +210,11 @@ def _build(kb: KB, findings: str) -> dict[str, Table]:
             if extra:
                 row += [fn(d) for _, fn in extra]
             table.rows.append(tuple(row))
+            roles = source_roles(kb, d)
             for pos, sid in enumerate(d.get("sources") or []):
                 if isinstance(sid, str):
-                    record_sources.rows.append((rec.key, sid, pos))
+                    role = roles.get(sid)
+                    record_sources.rows.append((rec.key, sid, pos, role.role if role else None, role.describe() if role else None))
             for pos, entry in enumerate(d.get("provenance") or []):
                 if isinstance(entry, dict):
                     provenance.rows.append(_provenance_row(rec.key, pos, entry, d))

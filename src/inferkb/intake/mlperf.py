@@ -3,12 +3,14 @@
 Also accepts a LoadGen ``mlperf_log_summary.txt`` and a v6.x ``result_summary.json``
 (see :mod:`inferkb.intake.mlperf_loadgen`); :meth:`MLPerfImporter.parse` sniffs which.
 
-Table layouts (FORMATS.md section 4, corpus ``mlperf/SOURCES.md``): the v6.1
-round-wide table has 31 columns including ``total_accelerators`` and
-``weight_data_types``; the v4.1 per-submitter table has 27 and lacks them.
-Both share :data:`REQUIRED_COLUMNS`. The reader streams: :func:`iter_rows`
-consumes lines one at a time and :func:`iter_records` yields one record per
-row, so memory does not grow with the file (only the result list does).
+The importer is three modules along the row's way: :mod:`inferkb.intake.mlperf_table`
+reads rows (layouts, :data:`REQUIRED_COLUMNS`, :func:`iter_rows`, cell numbers and
+ids), :mod:`inferkb.intake.mlperf_hardware` resolves a row's accelerators and
+count, :mod:`inferkb.intake.mlperf_submission` builds its ``submission`` block and
+submission source; this module builds the record and drives the import. The
+reader streams: :func:`iter_rows` consumes lines one at a time and
+:func:`iter_records` yields one record per row, so memory does not grow with the
+file (only the result list does).
 
 Record shape per row: metric from the ``Units`` column (Tokens/s ->
 ``output_tok_s``; Samples/s -> ``samples_per_s``; Queries/s ->
@@ -27,116 +29,25 @@ harness config contradicts it (v4.1 TensorRT ``fp16`` rows whose config sets
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
-from ..resolve import resolve
 from . import mlperf_base_models, mlperf_rules, mlperf_weight_formats
 from . import mlperf_maps as M
 from .base import CONDITION_KEYS, Importer, IntakeOptions, IntakeResult, read_input, register, today
 from .common import KB1103
-from .table_rules import KB1111, KB1112, KB1113, KB1114, KB1115
+from .mlperf_hardware import row_hardware
+from .mlperf_submission import submission_block, submission_source
+from .mlperf_table import REQUIRED_COLUMNS, V61_COLUMNS, iter_rows, table_layout
+from .mlperf_table import bounded_id as _bounded_id
+from .mlperf_table import cell_number as _num
+from .table_rules import KB1111, KB1113, KB1114, KB1115
 
 if TYPE_CHECKING:
     from ..kb import KB
 
 FORMAT = "mlperf"
-REQUIRED_COLUMNS = (
-    "Organization",
-    "Availability",
-    "Division",
-    "SystemType",
-    "SystemName",
-    "Platform",
-    "Model",
-    "MlperfModel",
-    "Scenario",
-    "Result",
-    "Accuracy",
-    "number_of_nodes",
-    "host_processor_model_name",
-    "accelerator_model_name",
-    "accelerators_per_node",
-    "Location",
-    "framework",
-    "operating_system",
-    "version",
-    "inferred",
-    "Units",
-)
-V61_COLUMNS = ("total_accelerators", "weight_data_types")
-REPO_URL = "https://github.com/mlcommons/inference_results_{round}"
-
-
-def iter_rows(lines: Iterable[str], *, path: str = "<table>") -> Iterator[tuple[int, dict[str, str]]]:
-    """Yield ``(line_number, row)`` for each data row of a summary.csv text stream.
-
-    ``lines`` is any iterator of text lines (a file opened with ``newline=""``);
-    quoted newlines inside a field are joined by the csv module. Raises
-    :class:`InputError` when the header lacks a required column (naming the
-    expected and found columns), when a row has more or fewer fields than the
-    header, or when the text is not UTF-8 (the decode error surfaces here).
-    """
-    reader = csv.reader(lines)
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise InputError("file is empty", path=path)
-        header = [h.strip().lstrip("\ufeff") for h in header]
-        missing = [c for c in REQUIRED_COLUMNS if c not in header]
-        if missing:
-            raise InputError(
-                f"not an MLPerf summary.csv: missing columns {', '.join(missing)}; expected {', '.join(REQUIRED_COLUMNS)}; "
-                f"found {', '.join(header[:40]) or 'no columns'}",
-                path=path,
-                field=missing[0],
-            )
-        width = len(header)
-        for fields in reader:
-            if not fields or (len(fields) == 1 and not fields[0].strip()):
-                continue
-            if len(fields) != width:
-                raise InputError(f"row at line {reader.line_num} has {len(fields)} fields, the header has {width}", path=path)
-            yield reader.line_num, dict(zip(header, fields, strict=True))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} near line {reader.line_num + 1})", path=path) from None
-    except csv.Error as exc:
-        raise InputError(f"CSV syntax error near line {reader.line_num}: {exc}", path=path) from None
-
-
-def table_layout(header: list[str]) -> str:
-    """``"v6.1"`` when the header has the v6.x-only columns, else ``"v4.1"`` (the older 27-column layout)."""
-    return "v6.1" if all(c in header for c in V61_COLUMNS) else "v4.1"
-
-
-def _num(text: str) -> float | None:
-    try:
-        value = float(text.strip())
-    except (ValueError, AttributeError):
-        return None
-    return value if value == value and value not in (float("inf"), float("-inf")) else None
-
-
-def _int(text: str) -> int | None:
-    value = _num(text)
-    return int(value) if value is not None and value.is_integer() else None
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def _bounded_id(*parts: str) -> str:
-    """Kebab id from ``parts``; ids over 120 chars are cut and get a hash suffix so they stay unique."""
-    rid = "-".join(p for p in (_slug(x) for x in parts) if p)
-    if len(rid) > 120:
-        rid = rid[:110].strip("-") + "-" + hashlib.sha1(rid.encode()).hexdigest()[:8]
-    return rid
 
 
 class TableContext:
@@ -176,33 +87,6 @@ def system_label(org: str, system: str) -> str:
     if not org or system.lower() == org.lower() or system.lower().startswith(org.lower() + " "):
         return system
     return f"{org} {system}"
-
-
-def _submission_source(ctx: TableContext, rnd: str, division: str, org: str, platform: str) -> str:
-    sid = _bounded_id("mlperf", rnd, division, org, platform)
-    if sid in ctx.sources or sid in ctx.kb.ids_of_type("source"):
-        ctx.sources.setdefault(sid, {})
-        return sid
-    rel = f"{division}/{org}/results/{platform}"
-    base = REPO_URL.format(round=rnd)
-    ctx.sources[sid] = {
-        "id": sid,
-        "type": "source",
-        "name": f"MLPerf Inference {rnd} {division} submission: {org} {platform}",
-        "url": f"{base}/tree/{ctx.commit or 'main'}/{rel}",
-        "publisher": f"MLCommons / {org}",
-        "kind": "benchmark",
-        "published": None,
-        "accessed": today(),
-        "archived_url": None,
-        "status": "verified",
-        "confidence": 0.9,
-        "updated": today(),
-        "sources": [],
-        "notes": f"Results directory of one MLPerf Inference {rnd} submission (system {platform}); "
-        f"one subdirectory per model and scenario with the LoadGen logs behind each summary.csv row.",
-    }
-    return sid
 
 
 def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str, Any] | None:
@@ -252,79 +136,9 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
     rules = mlperf_rules.load(rnd)
     outcome = mlperf_rules.apply(rules, row["MlperfModel"], row["Scenario"]) if rules else None
 
-    # Hardware: exact string, then (heterogeneous systems) every part must resolve.
-    raw_acc = row["accelerator_model_name"].strip()
-    nodes, per_node = _int(row["number_of_nodes"]), _int(row["accelerators_per_node"])
-    total = _int(row.get("total_accelerators") or "")
-    acc_ids: list[str] = []
-    alternates: list[str] = []
-    hardware_raw: str | None = raw_acc
-    count = nodes * per_node if nodes and per_node else None
     gaps: dict[str, dict[str, Any]] = {}
-    if raw_acc.upper() in ("N/A", "") or not per_node:
-        ctx.cpu_only += 1
-        hardware_raw, count = None, None
-        notes.append(f"CPU-only system: accelerator_model_name {raw_acc!r}, accelerators_per_node {row['accelerators_per_node']!r}.")
-        gaps["accelerator_count"] = {
-            "reason": "CPU-only system: the table names no accelerator",
-            "checked": ["accelerator_model_name", "accelerators_per_node"],
-        }
-    else:
-        res = resolve(ctx.kb, "accelerator", raw_acc)
-        found = list(res.ids) if res.how != "parts" else []
-        if res.resolved:
-            acc_ids = found
-        elif not found:
-            parts = M.split_heterogeneous(raw_acc)
-            per_part = [resolve(ctx.kb, "accelerator", p) for p in parts] if len(parts) > 1 else []
-            if len(parts) == 1 and parts[0] != raw_acc:
-                # one part with a stated device count, "... (x87)": look the part up without it
-                part = resolve(ctx.kb, "accelerator", parts[0])
-                found = list(part.ids) if part.how != "parts" else []
-                acc_ids = [part.id] if part.resolved else []
-            elif per_part and all(r.resolved for r in per_part):
-                acc_ids = list(dict.fromkeys(r.id for r in per_part))
-                notes.append(
-                    f"Heterogeneous system: {raw_acc!r} names {len(parts)} accelerator types; "
-                    f"accelerator_count is the total over all of them."
-                )
-        if not acc_ids:
-            alternates = found
-            ctx.unresolved[raw_acc] = ctx.unresolved.get(raw_acc, 0) + 1
-            gaps["accelerator_count"] = {
-                "reason": f"accelerator string {raw_acc!r} resolves to "
-                + (f"several parts ({', '.join(found)})" if found else "no accelerator id of this KB"),
-                "checked": ["accelerator_model_name"],
-            }
-        stated = M.stated_part_count(raw_acc)
-        if total is not None and count is not None and total != count:
-            ctx.findings.append(
-                KB1112.finding(
-                    f"{key}: number_of_nodes x accelerators_per_node = {count} but total_accelerators = {total}; count left null",
-                    path=ctx.path,
-                    field="total_accelerators",
-                    extra={"candidates": [count, total]},
-                )
-            )
-            gaps["accelerator_count"] = {
-                "reason": f"nodes x per-node ({count}) contradicts total_accelerators ({total})",
-                "checked": ["number_of_nodes", "accelerators_per_node", "total_accelerators"],
-            }
-            count = None
-        elif stated is not None and count is not None and stated != count:
-            ctx.findings.append(
-                KB1112.finding(
-                    f"{key}: number_of_nodes x accelerators_per_node = {count} but accelerator_model_name says x{stated}; count left null",
-                    path=ctx.path,
-                    field="accelerator_model_name",
-                    extra={"candidates": [count, stated]},
-                )
-            )
-            gaps["accelerator_count"] = {
-                "reason": f"nodes x per-node ({count}) contradicts the '(x{stated})' in accelerator_model_name",
-                "checked": ["number_of_nodes", "accelerators_per_node", "accelerator_model_name"],
-            }
-            count = None
+    hw = row_hardware(ctx, row, key, notes, gaps)
+    acc_ids, alternates, hardware_raw, count, nodes = hw.acc_ids, hw.alternates, hw.hardware_raw, hw.count, hw.nodes
 
     framework = row["framework"].strip()
     engine_id, engine_version, engine_note = M.match_engine(framework, ctx.engine_index)
@@ -348,60 +162,12 @@ def build_record(ctx: TableContext, line: int, row: dict[str, str]) -> dict[str,
         gaps["engine_version"] = {"reason": "the framework column names no version for a single engine", "checked": ["framework"]}
 
     sources = [ctx.table_source] if ctx.table_source else []
-    sources.append(_submission_source(ctx, rnd, division, org, platform))
+    sources.append(submission_source(ctx, rnd, division, org, platform))
     if outcome:
         sources.extend(s for s in outcome.source_ids if s not in sources)
-    location = row["Location"].strip().lstrip("./")
-    base = ctx.repo_url or REPO_URL.format(round=rnd)
-    scenario_inferred = row["inferred"].strip() in ("1", "True", "true")
-    tokens_inferred = bool(outcome and outcome.constraints.get("token_latencies") == "inferred")
-    submission = {
-        "suite": "MLPerf Inference",
-        "round": rnd,
-        "division": division,
-        "availability": row["Availability"].strip(),
-        "system_type": row["SystemType"].strip(),
-        "submitter": org,
-        "system_name": row["SystemName"].strip(),
-        "platform": platform,
-        "mlperf_model": row["MlperfModel"].strip(),
-        "scenario_raw": row["Scenario"].strip(),
-        "result_raw": row["Result"].strip(),
-        "units_raw": units,
-        "scenario_inferred": scenario_inferred,
-        "tokens_inferred": tokens_inferred,
-        "results_path": location,
-        "results_url": f"{base}/tree/{ctx.commit or 'main'}/{location}",
-        "number_of_nodes": nodes,
-        "accelerators_per_node": per_node,
-        "total_accelerators": total,
-        "weight_data_types": wdt or None,
-        "table_line": line,
-        "table_layout": ctx.layout,
-    }
+    submission, cap = submission_block(ctx, line, row, hw, wdt, outcome, notes)
+    confidence = min(confidence, cap)
     used_model = (row.get("UsedModel") or "").strip()
-    if used_model and used_model != row["MlperfModel"].strip():
-        submission["used_model"] = used_model
-    if scenario_inferred:
-        # submission_checker.py @0009b1e3: 'inferred' is True when the result is computed from a LoadGen run of another
-        # scenario (Offline from SingleStream/MultiStream, MultiStream from SingleStream), never about token counts.
-        if row["Scenario"].strip().lower() == "interactive":
-            notes.append(
-                "The table's 'inferred' flag is 1, as on every Interactive row: the results folder's scenario (Interactive) "
-                "differs from the one LoadGen ran (a Server run under the Interactive limits); the value is that run's own "
-                "rate. The checker version that sets the flag for this pair was not read."
-            )
-        else:
-            notes.append(
-                "The table's 'inferred' flag is 1: in the submission checker this means the result was computed from a "
-                "LoadGen run of another scenario (which one is in the run's mlperf_log_detail.txt), not that tokens were inferred."
-            )
-            confidence = min(confidence, 0.8)
-    if tokens_inferred:
-        notes.append(
-            "LoadGen infers this benchmark's token counts (infer_token_latencies) instead of counting the tokens the system returned."
-        )
-        confidence = min(confidence, 0.8)
     # Open division may change the model (retrain, prune, quantise freely): the benchmark name does not identify it.
     model_id = M.resolve_model(row["Model"], ctx.model_index) if division == "closed" else None
     if division != "closed":
@@ -570,6 +336,7 @@ def _head(path: Path) -> bytes:
 
 
 __all__ = [
+    "V61_COLUMNS",
     "iter_rows",
     "iter_records",
     "import_table",

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from .base import today
-from .mlperf import _bounded_id
 from .mlperf_loadgen import NS_PER_MS, _family_stats, parse_summary_text
+from .mlperf_table import bounded_id as _bounded_id
 
 HEADLINE_KEYS = ("Tokens per second", "Tokens per second (inferred)", "Completed tokens per second", "Samples per second")
 SETTINGS = {

@@ -122,6 +122,27 @@ def _src_label(rules: RoundRules, src: str) -> str:
     return f"{s['repo']}/{s['path']}@{s['commit']}"
 
 
+def _scenario_key(scenario_raw: str) -> str:
+    key = "SingleStream" if scenario_raw.lower() == "singlestream" else scenario_raw.strip().capitalize()
+    return {"Multistream": "MultiStream"}.get(key, key)
+
+
+def _picked(rules: RoundRules, model: str, scen_key: str) -> dict[str, dict[str, Any]]:
+    spec = rules.models.get(model, {})
+    out: dict[str, dict[str, Any]] = dict(rules.scenarios.get(scen_key) or {})
+    out.update((name, val) for name, val in spec.items() if name != "scenarios")
+    out.update((spec.get("scenarios") or {}).get(scen_key) or {})
+    return out
+
+
+def picked(rules: RoundRules, table_model: str, scenario_raw: str) -> dict[str, dict[str, Any]]:
+    """Every value the rules give one result of ``table_model`` in ``scenario_raw``: ``{name: {"value", "src", "key"}}``.
+
+    Scenario-wide values first, then the model's, then the model's own values for that scenario (later ones win).
+    """
+    return _picked(rules, conf_model(table_model), _scenario_key(scenario_raw))
+
+
 def apply(rules: RoundRules, table_model: str, scenario_raw: str) -> RulesOutcome:
     """Constraints, rule-fixed conditions and provenance for one result of ``table_model`` in ``scenario_raw``.
 
@@ -133,17 +154,8 @@ def apply(rules: RoundRules, table_model: str, scenario_raw: str) -> RulesOutcom
     """
     out = RulesOutcome()
     model = conf_model(table_model)
-    spec = rules.models.get(model, {})
-    scen_key = "SingleStream" if scenario_raw.lower() == "singlestream" else scenario_raw.strip().capitalize()
-    scen_key = {"Multistream": "MultiStream"}.get(scen_key, scen_key)
-    picked: dict[str, dict[str, Any]] = {}
-    for name, val in (rules.scenarios.get(scen_key) or {}).items():
-        picked[name] = val
-    for name, val in spec.items():
-        if name != "scenarios":
-            picked[name] = val
-    for name, val in ((spec.get("scenarios") or {}).get(scen_key) or {}).items():
-        picked[name] = val
+    scen_key = _scenario_key(scenario_raw)
+    picked = _picked(rules, model, scen_key)
     cons: dict[str, Any] = {"rules": rules.file_id, "basis": "benchmark rules"}
     evidence: dict[str, str] = {}
     used: dict[str, str] = {}
@@ -246,4 +258,15 @@ def condition_gaps(
     return gaps
 
 
-__all__ = ["RoundRules", "RulesOutcome", "load", "apply", "conf_model", "condition_gaps", "available_rounds", "UNBOUNDED", "RULES_DIR"]
+__all__ = [
+    "RoundRules",
+    "RulesOutcome",
+    "load",
+    "apply",
+    "picked",
+    "conf_model",
+    "condition_gaps",
+    "available_rounds",
+    "UNBOUNDED",
+    "RULES_DIR",
+]

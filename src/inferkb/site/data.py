@@ -123,7 +123,12 @@ class SiteData:
         return sorted(entries, key=lambda e: str(e.get("date") or ""))
 
     def sources(self, rec: Record) -> list[dict[str, Any]]:
-        """``[{id, record|None, tier, tier_reason, url (safe or None), url_text, publisher, kind}]`` for each cited source."""
+        """``[{id, record|None, tier, tier_reason, url (safe or None), url_text, publisher, kind, role, role_note}]`` for each
+        cited source; ``role``/``role_note`` say why it is cited where that can be derived
+        (:func:`inferkb.source_roles.source_roles`), else ``None``."""
+        from ..source_roles import source_roles
+
+        roles = source_roles(self.kb, rec.data)
         out = []
         for sid in rec.data.get("sources") or []:
             if not isinstance(sid, str):
@@ -143,6 +148,8 @@ class SiteData:
                     "url_text": url if isinstance(url, str) else None,
                     "publisher": src.data.get("publisher") if src else None,
                     "kind": src.data.get("kind") if src else None,
+                    "role": roles[sid].role if sid in roles else None,
+                    "role_note": roles[sid].describe() if sid in roles else None,
                 }
             )
         return out
