@@ -99,3 +99,24 @@ def test_rules_command_explains_kb207():
     proc = subprocess.run([sys.executable, "-m", "inferkb", "rules", "KB207"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "basis-source-unresolved" in proc.stdout and "runtime_devices_basis.source_id" in proc.stdout
+
+
+def test_warm_validate_reports_kb207_like_a_cold_run(tmp_path, monkeypatch):
+    """The warm path (findings cache) keeps runtime_devices_basis in each entry's cross-record data, so KB207 stays."""
+    from inferkb import validate_warm
+    from inferkb.store import cache as load_cache
+
+    kb_dir = tmp_path / "kb"
+    files = {"data/sources/s1.json": rec("source", "s1"), "data/sources/s2.json": rec("source", "s2")}
+    files.update({f"data/accelerators/gpu-{i}.json": dict(accel(["s1"], "s2"), id=f"gpu-{i}") for i in range(3)})
+    write_kb(kb_dir, files)
+    monkeypatch.delenv("INFERKB_NO_CACHE", raising=False)
+    monkeypatch.setenv("INFERKB_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(load_cache, "RACY_NS", -(10**18))
+    assert validate_warm.validate_path(kb_dir, today=TODAY) is None  # nothing cached yet
+    inferkb.open(kb_dir).validate(today=TODAY)  # fills the findings cache
+    warm = validate_warm.validate_path(kb_dir, today=TODAY)
+    assert warm is not None, "the warm path did not apply"
+    cold = inferkb.open(kb_dir, cache=False).validate(today=TODAY)
+    assert warm.to_dict() == cold.to_dict()
+    assert sum(f.code == "KB207" for f in warm.findings) == 3
