@@ -82,6 +82,18 @@ def _load_cache_off():
 
 
 @pytest.fixture
+def caching(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Caching on (the suite turns it off), in a folder of this test; files count as settled at once (no racy window)."""
+    from inferkb.store import cache as load_cache
+
+    folder = tmp_path / "cache"
+    monkeypatch.delenv("INFERKB_NO_CACHE", raising=False)
+    monkeypatch.setenv("INFERKB_CACHE_DIR", str(folder))
+    monkeypatch.setattr(load_cache, "RACY_NS", -(10**18))
+    return folder
+
+
+@pytest.fixture
 def research_kb() -> Path:
     """Path of the real inference-research corpus sample (skips when ../shared is absent)."""
     if not RESEARCH.is_dir():

@@ -21,16 +21,6 @@ from inferkb.store import cache as load_cache
 TODAY = dt.date(2026, 6, 1)
 
 
-@pytest.fixture
-def caching(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Caching on (the suite turns it off), in a folder of this test; files count as settled at once (no racy window)."""
-    folder = tmp_path / "cache"
-    monkeypatch.delenv("INFERKB_NO_CACHE", raising=False)
-    monkeypatch.setenv("INFERKB_CACHE_DIR", str(folder))
-    monkeypatch.setattr(load_cache, "RACY_NS", -(10**18))
-    return folder
-
-
 def _findings(kb: inferkb.KB) -> list[dict]:
     return [f.to_dict() for f in kb.validate(today=TODAY).findings]
 

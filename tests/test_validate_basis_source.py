@@ -101,18 +101,14 @@ def test_rules_command_explains_kb207():
     assert "basis-source-unresolved" in proc.stdout and "runtime_devices_basis.source_id" in proc.stdout
 
 
-def test_warm_validate_reports_kb207_like_a_cold_run(tmp_path, monkeypatch):
+def test_warm_validate_reports_kb207_like_a_cold_run(tmp_path, caching):
     """The warm path (findings cache) keeps runtime_devices_basis in each entry's cross-record data, so KB207 stays."""
     from inferkb import validate_warm
-    from inferkb.store import cache as load_cache
 
     kb_dir = tmp_path / "kb"
     files = {"data/sources/s1.json": rec("source", "s1"), "data/sources/s2.json": rec("source", "s2")}
     files.update({f"data/accelerators/gpu-{i}.json": dict(accel(["s1"], "s2"), id=f"gpu-{i}") for i in range(3)})
     write_kb(kb_dir, files)
-    monkeypatch.delenv("INFERKB_NO_CACHE", raising=False)
-    monkeypatch.setenv("INFERKB_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(load_cache, "RACY_NS", -(10**18))
     assert validate_warm.validate_path(kb_dir, today=TODAY) is None  # nothing cached yet
     inferkb.open(kb_dir).validate(today=TODAY)  # fills the findings cache
     warm = validate_warm.validate_path(kb_dir, today=TODAY)

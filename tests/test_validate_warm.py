@@ -26,16 +26,6 @@ from test_validate_split import troubled_kb  # noqa: F401 - the fixture: KB0xx p
 TODAY = dt.date(2026, 6, 1)
 
 
-@pytest.fixture
-def caching(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Caching on in a folder of this test; files count as settled at once (no racy window)."""
-    folder = tmp_path / "cache"
-    monkeypatch.delenv("INFERKB_NO_CACHE", raising=False)
-    monkeypatch.setenv("INFERKB_CACHE_DIR", str(folder))
-    monkeypatch.setattr(load_cache, "RACY_NS", -(10**18))
-    return folder
-
-
 def _cold(root: Path | None, **options) -> dict:
     return inferkb.open(root, cache=False).validate(today=TODAY, **options).to_dict()
 
