@@ -91,7 +91,7 @@ def test_export_record_sources_carries_the_role(kb):
     rows = {(r[0], r[1]): r for r in table.rows}
     assert rows[(f"benchmarks/{CISCO}", GIGA_SRC)][3] == "rules-evidence"
     assert rows[(f"benchmarks/{GIGA_OWN}", GIGA_SRC)][3] == "result"
-    assert rows[(f"benchmarks/{CISCO}", "mlperf-inference-v4-1-summary-results")][3] is None
+    assert rows[(f"benchmarks/{CISCO}", "mlperf-inference-v4-1-summary-results")][3] == "results-table"
 
 
 def test_site_record_page_says_why_a_source_is_cited(tmp_path, kb):
@@ -113,3 +113,43 @@ def test_site_record_page_says_why_a_source_is_cited(tmp_path, kb):
     assert "cited as evidence of the round&#39;s rules (inferkb/kb/rules/mlperf-v4.1.json, log-gptj-offline)" in cisco
     own = (tmp_path / "site" / "benchmarks" / f"{GIGA_OWN}.html").read_text(encoding="utf-8")
     assert "this record&#39;s own result" in own
+
+
+V61 = "mlperf-v6-1-open-scitix-b200-sxm-180gbx8-trt-deepseek-r1-server"
+
+
+def test_the_table_the_import_read_is_the_results_table(kb):
+    cisco = source_roles(kb, kb.get(f"benchmarks/{CISCO}").data)["mlperf-inference-v4-1-summary-results"]
+    assert cisco.role == "results-table"
+    assert cisco.read_by == "inferkb.intake.mlperf, summary_results.json, row 94"
+    assert cisco.describe() == (
+        "the results table this record's numbers were copied from (inferkb.intake.mlperf, summary_results.json, row 94)"
+    )
+    assert cisco.to_dict()["read_by"] == cisco.read_by
+    # The summary.csv importer's method names the layout, not the file: its table is the round's summary.csv.
+    v61 = source_roles(kb, kb.get(f"benchmarks/{V61}").data)["mlperf-inference-v6-1-summary"]
+    assert v61.role == "results-table" and v61.read_by.startswith("inferkb.intake.mlperf, v6.1 table layout, line ")
+
+
+def test_a_results_table_the_import_did_not_read_gets_no_role(kb):
+    # GigaComputing's own summary.csv is cited beside the round's summary_results.json, which the import read.
+    giga = kb.get("benchmarks/mlperf-v4-1-closed-gigacomputing-gigabyte-g593-sd1-h200-sxm-141gbx8-trt-mixtral-8x7b-server")
+    roles = source_roles(kb, giga.data)
+    assert "mlperf-inference-v4-1-gigacomputing-summary" not in roles
+    assert roles["mlperf-inference-v4-1-summary-results"].role == "results-table"
+
+
+def test_results_table_role_needs_the_kind_and_an_import_entry_naming_the_file():
+    def kb_with(kind, url):
+        src = SimpleNamespace(data={"kind": kind, "url": url})
+        return SimpleNamespace(resolve=lambda sid, type_name: src if sid == "t" else None)
+
+    read = {"sources": ["t"], "provenance": [{"action": "import", "method": "some.importer, table.csv, row 3"}]}
+    assert source_roles(kb_with("results-table", "https://x/y/table.csv"), read)["t"].role == "results-table"
+    assert source_roles(kb_with("repo", "https://x/y/table.csv"), read) == {}
+    assert source_roles(kb_with("results-table", "https://x/y/other.csv"), read) == {}
+    assert source_roles(kb_with("results-table", "https://x/y/"), read) == {}
+    not_import = {"sources": ["t"], "provenance": [{"action": "backfill", "method": "some.importer, table.csv, row 3"}]}
+    assert source_roles(kb_with("results-table", "https://x/y/table.csv"), not_import) == {}
+    broken = {"sources": ["t"], "provenance": ["x", {"action": "import", "method": 5}]}
+    assert source_roles(kb_with("results-table", "https://x/y/table.csv"), broken) == {}

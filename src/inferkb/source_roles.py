@@ -8,6 +8,11 @@ parameters fix round-wide limits. :func:`source_roles` tells them apart:
 
 - ``result``: the source whose URL is the directory holding the record's own
   result (``submission.results_url`` lies under the source's ``url``);
+- ``results-table``: a source of ``kind`` ``results-table`` that the record's
+  ``import`` provenance entry names as the file it read (the entry's ``method``
+  names the file at the end of the source's URL, e.g. ``summary_results.json,
+  row 94``, or is the summary.csv importer's ``<layout> table layout, line N``
+  for a ``summary.csv``): where the record's numbers were copied from;
 - ``rules-evidence``: a source the record's rules file declares
   (``sources.<key>.source_id``), with the rules-file keys it appears under and
   the fields of this record it backs: ``constraints.<field>`` whose
@@ -28,22 +33,30 @@ from typing import Any
 __all__ = ["SourceRole", "source_roles"]
 
 RESULT = "result"
+RESULTS_TABLE = "results-table"
 RULES_EVIDENCE = "rules-evidence"
+# The MLPerf summary.csv importer's method names the table's layout, not the file: "inferkb.intake.mlperf, v6.1 table
+# layout, line 493" (inferkb.intake.mlperf); the file it reads is always a round's summary.csv.
+CSV_LAYOUT = " table layout"
 
 
 @dataclass(frozen=True)
 class SourceRole:
-    """One source's role in one record: ``role`` (``result`` | ``rules-evidence``), the rules file and keys, what it backs."""
+    """One source's role in one record: ``role`` (``result`` | ``results-table`` | ``rules-evidence``), the rules file
+    and keys, what it backs; ``read_by`` the import entry's ``method`` for a ``results-table``."""
 
     source_id: str
     role: str
     rules_file: str | None = None
     rules_keys: tuple[str, ...] = ()
     backs: tuple[str, ...] = field(default=())
+    read_by: str | None = None
 
     def describe(self) -> str:
         """One line for a reader, e.g. ``cited as evidence of the round's rules (inferkb/kb/rules/mlperf-v4.1.json,
         log-gptj-offline), backing constraints.performance_sample_count; not this record's own result``."""
+        if self.role == RESULTS_TABLE:
+            return f"the results table this record's numbers were copied from ({self.read_by})"
         backs = ", ".join(self.backs) if self.backs else "no field of this record"
         where = f"{self.rules_file}, {', '.join(self.rules_keys)}"
         if self.role == RESULT:
@@ -52,8 +65,11 @@ class SourceRole:
         return f"cited as evidence of the round's rules ({where}), backing {backs}; not this record's own result"
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"role", "rules_file", "rules_keys", "backs" | "also_backs", "note"}`` (JSON for ``show``, exports, site)."""
+        """``{"role", "rules_file", "rules_keys", "backs" | "also_backs", "note"}``, plus ``read_by`` for a
+        ``results-table`` (JSON for ``show``, exports, site)."""
         out: dict[str, Any] = {"role": self.role, "rules_file": self.rules_file, "rules_keys": list(self.rules_keys)}
+        if self.role == RESULTS_TABLE:
+            out["read_by"] = self.read_by
         out["also_backs" if self.role == RESULT else "backs"] = list(self.backs)
         out["note"] = self.describe()
         return out
@@ -98,6 +114,20 @@ def _rules_backing(data: dict[str, Any]) -> tuple[str | None, dict[str, tuple[li
     return f"inferkb/kb/rules/{rules.file_id}.json", by_source
 
 
+def _read_by(src: Any, imports: list[str]) -> str | None:
+    """The import ``method`` that names results-table source ``src``'s file (the last part of its URL), else ``None``."""
+    if src is None or src.data.get("kind") != "results-table" or not isinstance(src.data.get("url"), str):
+        return None
+    name = src.data["url"].rstrip("/").rsplit("/", 1)[-1]
+    if not name:
+        return None
+    for method in imports:
+        parts = [part.strip() for part in method.split(",")]
+        if name in parts or (name == "summary.csv" and any(p.endswith(CSV_LAYOUT) for p in parts)):
+            return method
+    return None
+
+
 def source_roles(kb: Any, data: dict[str, Any]) -> dict[str, SourceRole]:
     """``{source_id: SourceRole}`` for the sources of record ``data`` whose role can be derived (see the module docstring).
 
@@ -109,11 +139,19 @@ def source_roles(kb: Any, data: dict[str, Any]) -> dict[str, SourceRole]:
     sub = data.get("submission") if isinstance(data.get("submission"), dict) else {}
     results_url = sub.get("results_url")
     rules_file, backing = _rules_backing(data)
+    imports = [
+        e["method"]
+        for e in data.get("provenance") or []
+        if isinstance(e, dict) and e.get("action") == "import" and isinstance(e.get("method"), str)
+    ]
     out: dict[str, SourceRole] = {}
     for sid in ids:
         keys, fields = backing.get(sid, ([], []))
-        src = kb.resolve(sid, "source") if results_url else None
-        if src is not None and _under(results_url, src.data.get("url")):
+        src = kb.resolve(sid, "source") if results_url or imports else None
+        read_by = _read_by(src, imports)
+        if read_by is not None:
+            out[sid] = SourceRole(sid, RESULTS_TABLE, read_by=read_by)
+        elif src is not None and results_url and _under(results_url, src.data.get("url")):
             out[sid] = SourceRole(sid, RESULT, rules_file if keys else None, tuple(keys), tuple(fields))
         elif keys:
             out[sid] = SourceRole(sid, RULES_EVIDENCE, rules_file, tuple(keys), tuple(fields))

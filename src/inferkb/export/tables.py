@@ -163,7 +163,11 @@ def _build(kb: KB, findings: str) -> dict[str, Table]:
             Column("record", TEXT, "dir/id", ("records", "key")),
             Column("source_id", TEXT, "", (names.get("source", "sources"), "id")),
             Column("position", INTEGER),
-            Column("role", TEXT, "why it is cited, where derivable: result (the record's own) | rules-evidence (the round's rules file)"),
+            Column(
+                "role",
+                TEXT,
+                "why it is cited, where derivable: result (the record's own) | results-table (its numbers' table) | rules-evidence (the round's rules file)",
+            ),
             Column("role_note", TEXT, "the role in words: rules file, rules-file keys and the fields of the record it backs"),
         ],
     )
