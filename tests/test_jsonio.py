@@ -104,3 +104,17 @@ def test_a_deep_canonical_file_is_refused():
     assert got is None and problem.code == "invalid-json" and "deeper" in problem.message
     shallower = orjson.dumps({"a": value[0]}, option=orjson.OPT_INDENT_2) + b"\n"
     assert parse_bytes(shallower)[1] is None
+
+
+def test_the_smallest_too_deep_canonical_file_is_refused():
+    # Innermost an empty array, one one-letter key: the fewest bytes a canonical object nesting MAX_DEPTH + 1 deep
+    # can have. The size bound in front of the deep-indent search must not let it through.
+    from inferkb.jsonio import _DEEP_MIN_BYTES, MAX_DEPTH
+
+    value: list = []
+    for _ in range(MAX_DEPTH - 1):
+        value = [value]
+    raw = orjson.dumps({"a": value}, option=orjson.OPT_INDENT_2) + b"\n"
+    assert len(raw) >= _DEEP_MIN_BYTES  # about twice: closing brackets are indented too
+    got, problem = parse_bytes(raw)
+    assert got is None and problem.code == "invalid-json" and "deeper" in problem.message

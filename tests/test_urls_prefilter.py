@@ -162,3 +162,13 @@ def test_obfuscated_schemes_are_reported_after_loading(tmp_path):
         ("sources/src-long-s", "notes"),
         ("sources/src-escaped-nul", "notes"),
     }
+
+
+def test_prefilter_flags_each_non_ascii_letter_and_each_scheme():
+    # The lead-byte shortcut (0xC5, 0xC4) and the one-regex scheme search must still let each case through.
+    padding = {"notes": "a note: long enough to hold a colon that ends no key", "title": "x" * 200}
+    for text in ("java\u017fcript:x", "javascr\u0130pt:x", "vbscr\u0131pt:x", "JavaScript:x", "VBScript:x", "Data:text/html,x"):
+        doc = orjson.dumps({**padding, "url": text})
+        assert urls.may_hold_unsafe_url(doc), text
+        assert urls.may_hold_unsafe_url(orjson.dumps({**padding, "url": text}, option=orjson.OPT_INDENT_2) + b"\n"), text
+    assert not urls.may_hold_unsafe_url(orjson.dumps({**padding, "url": "https://example.org/\u0142\u00e9"}))

@@ -206,7 +206,9 @@ def parse_bytes_compact(raw: bytes, *, require_object: bool = True) -> tuple[Any
         # The walk is skipped for nearly every record: a file with fewer brackets than MAX_DEPTH cannot nest
         # deeper, nor can a canonical file without a line indented MAX_DEPTH levels (a container at depth
         # D > 1 opens on a line indented 2 * (D - 1) spaces; a newline never occurs inside a JSON string).
-        if (_DEEP_INDENT in raw if compact is raw else raw.count(b"[") + raw.count(b"{") > MAX_DEPTH) and nesting_depth(value) > MAX_DEPTH:
+        if (
+            (len(raw) >= _DEEP_MIN_BYTES and _DEEP_INDENT in raw) if compact is raw else raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+        ) and nesting_depth(value) > MAX_DEPTH:
             return None, _too_deep(), None, 0
         if require_object and not isinstance(value, dict):
             return (*_not_object(value), None, 0)
@@ -272,6 +274,10 @@ _SLOW = object()
 _DIGIT_MAP = bytes(0x39 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
 _LONG_DIGITS = b"9" * 19
 _DEEP_INDENT = b"\n" + b" " * (2 * MAX_DEPTH)
+# A canonical file nesting deeper than MAX_DEPTH opens a container on a line indented 2 * (D - 1) spaces for each
+# depth D = 2 .. MAX_DEPTH + 1, each on its own line: at least 2 * (1 + ... + MAX_DEPTH) bytes of indentation. A
+# smaller file (every real record) need not be searched for _DEEP_INDENT (0.8 us on 1.7 KB, 3 us on 6.7 KB).
+_DEEP_MIN_BYTES = MAX_DEPTH * (MAX_DEPTH + 1)
 
 
 def _fast_parse(raw: bytes) -> tuple[Any, bytes | None, int | None]:

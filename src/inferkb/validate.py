@@ -120,6 +120,27 @@ def _check_date(rec: Record, field: str, value: str, day: _dt.date | None, no_fu
 
 
 def _date_findings(rec: Record, today: _dt.date) -> list[Finding]:
+    """KB105 (not a calendar day) and KB106 (a no-future field, or a provenance date, after ``today``) of ``rec``."""
+    # Nearly every record has neither: a pass over the values alone (no keys, no per-date call) proves it, and only a
+    # record with a candidate, a non-day or a date after today in any field, takes the walk that names the fields.
+    d = rec.data
+    for value in d.values():
+        if type(value) is str and len(value) == 10 and value[4] == "-":
+            day = _day(value)
+            if day is None or (day is not _NOT_DATE and day > today):
+                return _date_walk(rec, today)
+    prov = d.get("provenance")
+    if type(prov) is list:
+        for entry in prov:
+            date = entry.get("date") if type(entry) is dict else None
+            if type(date) is str:
+                day = _day(date)
+                if day is None or (day is not _NOT_DATE and day > today):
+                    return _date_walk(rec, today)
+    return []
+
+
+def _date_walk(rec: Record, today: _dt.date) -> list[Finding]:
     out: list[Finding] = []
     for key, value in rec.data.items():
         # Cheap shape tests first: this runs over every top-level field of every record.
