@@ -197,3 +197,14 @@ def test_bundled_kb_runs_and_reports_a_share():
     figures = inferkb.open().audit(AUDIT).figures[AUDIT]
     assert figures["figure_weighted"]["numbers"] > 0
     assert 0.0 <= figures["figure_weighted"]["share_a_or_c"] <= 1.0
+
+
+def test_every_bundled_source_gets_a_tier():
+    # Before the personal-blog rule and the pricing/mirror/provider hosts, 9 bundled sources were KB701.
+    assert [f.record for f in inferkb.open().audit(AUDIT).findings if f.code == "KB701"] == []
+
+
+def test_a_personal_notes_site_is_community_and_a_providers_own_blog_is_b():
+    assert classify("https://glennklockwood.com/garden/processors/h100", "blog").rule == "personal-blog"
+    assert classify("https://www.spheron.network/blog/nvidia-h200-vs-b200-vs-gb200", "blog").tier == "B"
+    assert classify("https://manuals.plus/m/56b0c3ef", "spec-sheet").tier == "D"

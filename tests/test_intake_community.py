@@ -221,12 +221,49 @@ def test_localscore_test_result_is_pinned_to_the_database(community, records):
     assert len([r for r in records if r.get("origin") == "localscore"]) == len(rows) == 117
 
 
-def test_localscore_cpu_run_stays_unattached_and_zero_power_is_not_a_measurement(community, records):
+def test_localscore_cpu_run_links_to_its_cpu_record_and_zero_power_is_not_a_measurement(community, records):
     rows = localscore_rows()
     rec = next(r for r in records if r.get("origin") == "localscore" and r["submission"]["test_result_id"] == 37)
     assert rows[37]["power_watts"] == 0.0
     assert rec["power_w"] is None and "power_w" in rec["condition_gaps"]
-    assert rec["accelerator_ids"] == [] and rec["hardware_raw"].startswith("AMD EPYC 7352")
+    assert rec["hardware_raw"].startswith("AMD EPYC 7352") and rec["accelerator_ids"] == ["amd-epyc-7352"]
+    assert "accelerator_ids" not in rec["condition_gaps"]
+    [link] = [p for p in rec["provenance"] if p["field"] == "accelerator_ids"]
+    assert link["tag"] == "derive:accelerator-ids" and link["evidence"]["quote"] == rec["hardware_raw"]
+
+
+def test_localscore_m4_max_cpu_and_gpu_runs_of_one_machine_link_to_different_records(community, records):
+    by_raw = {r["hardware_raw"]: r["accelerator_ids"] for r in records if r.get("origin") == "localscore"}
+    assert by_raw["Apple M4 Max 12P+4E"] == ["apple-m4-max-cpu"]
+    assert by_raw["Apple M4 Max 12P+4E+40GPU"] == ["apple-m4-max"]
+
+
+CPU_NAMES = ("AMD EPYC 7352 24-Core Processor (znver2)", "Apple M4 Max 12P+4E")
+
+
+def test_a_fresh_localscore_import_links_each_cpu_to_the_record_whose_alias_is_its_name(community):
+    from inferkb.intake.localscore import LocalScore
+
+    res = LocalScore().parse([community / "localscore" / "db.sqlite"], IntakeOptions(), inferkb.open())
+    cpu = [r for r in res.records if r["type"] == "benchmark" and r["hardware_raw"] in CPU_NAMES]
+    assert len(cpu) == 18
+    assert {r["hardware_raw"]: tuple(r["accelerator_ids"]) for r in cpu} == {
+        CPU_NAMES[0]: ("amd-epyc-7352",),
+        CPU_NAMES[1]: ("apple-m4-max-cpu",),
+    }
+    assert not any("accelerator_ids" in r["condition_gaps"] for r in cpu)
+
+
+def test_a_cpu_no_record_names_stays_unattached_even_beside_its_chips_gpu_record(community, tmp_path):
+    from conftest import write_kb
+    from inferkb.intake.localscore import LocalScore
+
+    gpu = json.loads((BUNDLED / "data" / "accelerators" / "apple-m4-max.json").read_text())
+    kb = inferkb.open(write_kb(tmp_path / "kb", {"data/accelerators/apple-m4-max.json": gpu}))
+    res = LocalScore().parse([community / "localscore" / "db.sqlite"], IntakeOptions(), kb)
+    cpu = [r for r in res.records if r["type"] == "benchmark" and r["hardware_raw"] == CPU_NAMES[1]]
+    assert cpu and all(r["accelerator_ids"] == [] for r in cpu)
+    assert "no accelerator record names this CPU" in cpu[0]["condition_gaps"]["accelerator_ids"]["reason"]
 
 
 def test_localscore_4060_ti_is_the_16_gb_card_by_its_memory(community, records):

@@ -79,6 +79,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.derive.interconnect_ids",
         "inferkb.derive.format_id",
         "inferkb.derive.accelerator_alternates",
+        "inferkb.derive.accelerator_ids",
         "inferkb.derive.per_accelerator",
         "inferkb.derive.model_id",
         "inferkb.derive.base_model_id",

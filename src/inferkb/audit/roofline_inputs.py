@@ -298,3 +298,29 @@ def _accelerator(kb: KB, data: dict[str, Any]) -> tuple[Record | None, str]:
         return None, f"several accelerators ({', '.join(ids)}); a mixed run has no single ceiling"
     rec = kb.resolve(ids[0], "accelerator")
     return (rec, "") if rec is not None else (None, f"accelerator {ids[0]} has no record")
+
+
+def size_note(params: float, size_info: dict[str, Any]) -> str:
+    """Where the active-parameter count came from, in words for a finding's detail."""
+    if size_info["basis"] == "model record":
+        return f"{params / 1e9:g}B active parameters from model record {size_info['model']}"
+    return f"{params / 1e9:g}B parameters taken from the model NAME {size_info['model']!r} (dense-looking, no model record)"
+
+
+def decode_bytes(data: dict[str, Any], params: float, bpw: float, size_info: dict[str, Any]) -> tuple[float, str]:
+    """Bytes one decode step reads per token (weights, plus KV cache when context and KV bytes are known) and a note saying which.
+
+    ``params``: active parameters; ``bpw``: bytes per weight. The KV term is
+    ``kv_bytes_per_token`` (model record) x ``conditions.input_tokens`` x batch
+    (``batch_size``, else ``concurrency``, else 1); formula in
+    :func:`inferkb.roofline.bytes_per_decode_token`.
+    """
+    kv, context, batch = size_info.get("kv_bytes_per_token"), (data.get("conditions") or {}).get("input_tokens"), 1
+    kv_note = "KV cache not counted (context or KV bytes per token unknown), so the true MBU is higher"
+    if isinstance(kv, (int, float)) and kv > 0 and isinstance(context, int) and context > 0:
+        cond = data.get("conditions") or {}
+        batch = next((b for b in (cond.get("batch_size"), cond.get("concurrency")) if isinstance(b, int) and b > 0), 1)
+        kv_note = f"KV cache {kv:g} B/token x {context} prompt tokens x batch {batch} included"
+    else:
+        kv, context = 0.0, 0
+    return roofline.bytes_per_decode_token(params, bpw, kv_bytes_per_token=kv, context_tokens=context, batch=batch), kv_note

@@ -18,7 +18,9 @@ n_prompt, ``output_tokens`` = n_gen, ``engine_version`` = the runtime's
 version (its commit in ``environment``); the batch (concurrent sequences) and
 warmup are not in the database: gaps. The accelerator is the run's
 ``accelerators.name``, resolved by alias (or the orchestrator's
-``hardware_map``); CPU accelerators stay unattached with a gap. The
+``hardware_map``); a CPU links only to a record one of whose aliases is its
+exact name (``amd-epyc-7352``, ``apple-m4-max-cpu``), else stays unattached
+with a gap. The
 quantization name (``Q4_K - Medium``) maps to a KB format when one exists.
 """
 
@@ -133,9 +135,10 @@ def _hardware(kb: KB, options: IntakeOptions, row: dict[str, Any]) -> tuple[list
     entry = D.hardware_from_map(options, row["accelerator"])
     if entry is not None:
         return [entry["id"]], [], entry
-    if row["accelerator_type"] != "GPU":
-        return [], [], None
     found = candidates(kb, row["accelerator"])
+    if row["accelerator_type"] != "GPU":
+        # A CPU links only to a record whose alias is its exact name (amd-epyc-7352), never to a same-chip GPU record.
+        return (found, [], None) if len(found) == 1 else ([], [], None)
     return (found, [], None) if len(found) == 1 else ([], found, None)
 
 
@@ -184,9 +187,9 @@ def test_record(
         ),
         "warmup": D.gap("the database states no warmup", CHECKED, "llamafile's localscore source at that version"),
     }
-    if row["accelerator_type"] != "GPU":
+    if row["accelerator_type"] != "GPU" and not ids:
         gaps["accelerator_ids"] = D.gap(
-            f"a {row['accelerator_type']} run ({row['accelerator']}); no accelerator record describes a CPU", CHECKED
+            f"a {row['accelerator_type']} run ({row['accelerator']}); no accelerator record names this CPU", CHECKED
         )
     elif not ids:
         gaps["accelerator_ids"] = D.gap(f"accelerator name {row['accelerator']!r} resolves to no single accelerator record", CHECKED)
