@@ -201,8 +201,12 @@ def test_bundled_mi250_rows_on_one_module(bundled):
         key = (d["engine_id"], d.get("interconnect_exercised"))
         by_engine[key] = by_engine.get(key, 0) + 1
     # llama.cpp ran on CUDA_VISIBLE_DEVICES "0,1" (both GCDs) with llama-bench's layer split: true (100 rows);
-    # vLLM's one-module rows are outside the script's TP loop [4, 8]: the stated false stays (124 rows).
-    assert by_engine == {("llama-cpp", True): 100, ("vllm", False): 124}
+    # vLLM's one-module rows are outside the script's TP loop [4, 8] and one module is two GCDs: the false that
+    # read accelerator_count 1 as one device is now null, with a gap (124 rows).
+    assert by_engine == {("llama-cpp", True): 100, ("vllm", None): 124}
+    nulls = [d for d in one if d["engine_id"] == "vllm"]
+    assert all("interconnect_exercised" in d["condition_gaps"] for d in nulls)
+    assert all(any(e["tag"] == f"derive:{S.NAME}" and e["action"] == "correction" for e in d["provenance"]) for d in nulls)
 
 
 def test_the_derivation_has_nothing_left_to_do_on_the_bundled_kb(bundled):
@@ -217,3 +221,39 @@ def test_the_corpus_holds_the_one_module_mi250_llama_cpp_rows():
         rows = [r for r in csv.DictReader(fh) if r["Hardware"] == "AMD MI250 GPU" and r["Framework"] == "llama.cpp"]
     counts = {int(r["Num of Hardware"]) for r in rows}
     assert 1 in counts and sum(int(r["Num of Hardware"]) == 1 for r in rows) == 100
+
+
+# ---- a false that read one MI250 module as one device ----------------------------------------------------
+
+MI250_VLLM_ONE = "lib-throughput-amd-mi250-x1-vllm-llama-2-7b-hf-in128-out128-bs1"
+
+
+def _as_before(bundled: inferkb.KB) -> dict:
+    """The bundled row as interconnect-ids left it: its false, without this derivation's correction and gap."""
+    data = copy.deepcopy(bundled.resolve(f"benchmarks/{MI250_VLLM_ONE}").data)
+    data["interconnect_exercised"] = False
+    data["provenance"] = [e for e in data["provenance"] if e.get("tag") != f"derive:{S.NAME}"]
+    del data["condition_gaps"]["interconnect_exercised"]
+    return data
+
+
+def test_a_single_device_false_on_one_two_gcd_module_outside_the_loops_becomes_null_with_a_gap(bundled):
+    value, gaps = S.unsupported_false(_as_before(bundled), 2)
+    assert (value.field, value.value, value.action) == ("interconnect_exercised", None, "correction")
+    gap = gaps.value["interconnect_exercised"]
+    assert "vLLM/MI250/run-throughput-bench.sh (at 508e7e2eb28c)" in gap["checked"]
+    assert "device counts [4, 8]" in gap["reason"] and "one device or split" in gap["reason"]
+
+
+def test_a_false_not_derived_from_a_single_device_reading_stays(bundled):
+    data = _as_before(bundled)
+    data["provenance"] = [e for e in data["provenance"] if e.get("tag") != "derive:interconnect-ids"]
+    assert S.unsupported_false(data, 2) == []
+
+
+@pytest.mark.parametrize(("key", "value", "per"), [("tensor_parallel", 1, 2), (None, None, 1)])
+def test_a_stated_tp_or_a_one_device_accelerator_keeps_the_false(bundled, key, value, per):
+    data = _as_before(bundled)
+    if key:
+        data["conditions"][key] = value
+    assert S.unsupported_false(data, per) == []

@@ -86,6 +86,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.derive.llm_inference_bench_format",
         "inferkb.derive.llm_inference_bench_tp",
         "inferkb.derive.llm_inference_bench_split",
+        "inferkb.derive.llm_inference_bench_conditions",
         "inferkb.derive.mlperf_weight_format",
         "inferkb.derive.same_measurement",
         "inferkb.derive.distinct_names",

@@ -26,9 +26,16 @@ Outcomes:
   ``interconnect_exercised`` true: a ``backfill`` when absent or null, a
   ``correction`` (numbers unchanged) when it states ``false``;
 - the quoted line passes one of the flags -> nothing, KB1002 naming the flag;
-- one script device, no entry, or the row outside the script's loops (the
-  vLLM MI250 rows on one module come from a run the repository does not
-  publish) -> nothing: the stated value stays.
+- a stated ``false`` that ``interconnect-ids`` wrote from ``accelerator_count``
+  1 alone (its basis says "a single device") on an accelerator whose record
+  states ``runtime_devices`` > 1, with no TP/PP/EP size stated and no split
+  entry covering the row (the vLLM MI250 rows on one module: the script's TP
+  loop is 4 and 8 GCDs, so another, unpublished run produced them, and one
+  module is two GCDs, so nothing says whether it used one or both) ->
+  ``interconnect_exercised`` null as a ``correction`` (numbers unchanged) and a
+  ``condition_gaps.interconnect_exercised`` reason naming the script checked;
+- otherwise one script device, no entry, or the row outside the script's loops
+  -> nothing: the stated value stays.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..audit.device_count import devices_per_accelerator, runtime_devices
 from ..intake import llm_inference_bench_formats as F
 from ..intake.evidence_map import entries as map_entries
 from ..intake.evidence_map import err, require_commit, require_strings
@@ -141,11 +149,62 @@ def decide(
     return Proposal("", FIELD, True, METHOD, evidence, basis, action), None
 
 
+SINGLE_DEVICE_BASIS = "the record states a single device (accelerator_count 1)"
+CORRECTION_METHOD = (
+    "the accelerator record's runtime_devices against a false that interconnect-ids derived from accelerator_count 1 "
+    "read as a single device, and the run script of the row's group (llm_inference_bench_formats.toml)"
+)
+RECOVER = "the engine command line of this run (its --tensor-parallel-size, or the devices it left visible)"
+
+
+def unsupported_false(data: dict[str, Any], per_accelerator: int, groups: tuple[F.GroupEntry, ...] | None = None) -> list[Proposal]:
+    """Proposals replacing a ``false`` that rests on a single-device reading of ``accelerator_count`` 1 the
+    accelerator's ``runtime_devices`` (``per_accelerator``) no longer supports: ``interconnect_exercised`` null
+    (a ``correction``) and its ``condition_gaps`` entry; ``[]`` when the record is not such a case.
+    """
+    cond = data.get("conditions") if isinstance(data.get("conditions"), dict) else {}
+    if data.get(FIELD) is not False or data.get("accelerator_count") != 1 or per_accelerator < 2:
+        return []
+    if any(cond.get(k) is not None for k in ("tensor_parallel", "pipeline_parallel", "expert_parallel")):
+        return []
+    prov = [e for e in data.get("provenance") or [] if isinstance(e, dict)]
+    if not any(
+        e.get("tag") == "derive:interconnect-ids" and e.get("field") == FIELD and str(e.get("basis", "")).startswith(SINGLE_DEVICE_BASIS)
+        for e in prov
+    ):
+        return []
+    sub, env = data.get("submission") or {}, data.get("environment") or {}
+    key = (sub.get("table"), env.get("framework"), data.get("hardware_raw"))
+    scripts = [g for g in (F.group_map() if groups is None else groups) if g.key == key and data.get("model") in g.models]
+    acc = (data.get("accelerator_ids") or ["the accelerator"])[0]
+    outside = "no run script of the group map runs this model in this group"
+    if scripts:
+        g = scripts[0]
+        outside = (
+            f"the row is outside the loops of {g.cite()} (device counts {list(g.device_counts)} in script devices, "
+            f"{g.devices_per_count} per CSV count), so a run the repository does not publish produced it"
+        )
+    reason = (
+        f"accelerator_count 1 is one {acc} of {per_accelerator} runtime devices (runtime_devices), no TP/PP/EP size is "
+        f"stated and {outside}: nothing says whether the run used one device or split each request over {per_accelerator}"
+    )
+    basis = f"this replaces a false derived from accelerator_count 1 read as a single device: {reason}"
+    evidence = {"field": "accelerator_count", "quote": "1"}
+    gaps = dict(data.get("condition_gaps") or {})
+    checked = ["accelerator_count", "conditions.tensor_parallel"] + [f"{g.path} (at {g.commit[:12]})" for g in scripts[:1]]
+    gaps[FIELD] = {"reason": reason, "checked": checked, "recover": RECOVER}
+    return [
+        Proposal("", FIELD, None, CORRECTION_METHOD, evidence, basis, "correction"),
+        Proposal("", "condition_gaps", gaps, CORRECTION_METHOD, evidence, f"interconnect_exercised is now null: {reason}", "correction"),
+    ]
+
+
 @derivation(
     NAME,
-    "interconnect_exercised of Argonne LLM-Inference-Bench rows whose engine split each run over 2+ devices "
+    "interconnect_exercised of Argonne LLM-Inference-Bench rows whose engine split each run over 2+ devices, or null "
+    "where a false read one multi-device accelerator as one device "
     "(llama.cpp on MI250 GCDs; map llm_inference_bench_split.toml)",
-    (FIELD,),
+    (FIELD, "condition_gaps"),
 )
 def derive_llm_inference_bench_split(kb: KB) -> DerivationOutput:
     """Proposals and findings (see the module docstring).
@@ -156,10 +215,15 @@ def derive_llm_inference_bench_split(kb: KB) -> DerivationOutput:
     if "benchmark" not in kb.profile.types:
         return out
     engines, groups = split_map(), F.group_map()
+    per_part = runtime_devices(kb)
     for rec in kb.by_type("benchmark"):
         if rec.data.get("origin") != F.ORIGIN:
             continue
         proposal, why = decide(rec.data, engines, groups)
+        if proposal is None and why is None:
+            for p in unsupported_false(rec.data, devices_per_accelerator(rec.data, per_part), groups):
+                p.record = rec.key
+                out.proposals.append(p)
         if proposal is not None:
             proposal.record = rec.key
             out.proposals.append(proposal)
