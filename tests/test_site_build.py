@@ -151,6 +151,9 @@ def test_benchmark_page_shows_arms_deltas_and_absent_conditions(bundled_site):
     reason = data["condition_gaps"]["concurrency"]["reason"]
     assert reason.replace("'", "&#39;").replace('"', "&#34;") in row.group(1)
     assert 'data-pagefind-filter="accelerator">nvidia-h100-sxm<' in html
+    # Nulls without a reason that need none are quiet rows with the note saying why (inferkb.condition_notes).
+    row = re.search(r'<tr class="quiet"><th scope="row">request rate[^<]*</th>(.*?)</tr>', html, re.S | re.I)
+    assert row and "the load is given as batch_size=8" in row.group(1) and "absent-mark" not in row.group(1)
 
 
 def test_documented_load_condition_gap_is_marked_absent(bundled_site):

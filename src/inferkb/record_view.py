@@ -21,6 +21,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from .arms import DELTA_STATS, arm_deltas
+from .condition_notes import absent_note
 from .errors import UsageError
 from .source_roles import source_roles
 from .traps import known_traps
@@ -243,7 +244,7 @@ def _arms(d: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _conditions(d: dict[str, Any]) -> list[str]:
+def _conditions(kb: KB, d: dict[str, Any]) -> list[str]:
     conds = d.get("conditions") if isinstance(d.get("conditions"), dict) else {}
     gaps = d.get("condition_gaps") if isinstance(d.get("condition_gaps"), dict) else {}
     pairs = []
@@ -257,7 +258,7 @@ def _conditions(d: dict[str, Any]) -> list[str]:
             recover = f" (recover: {gap['recover']})" if gap.get("recover") else ""
             pairs.append((name, f"— GAP: {gap['reason']}{extra}{recover}"))
         else:
-            pairs.append((name, "— NOT STATED, no reason recorded"))
+            pairs.append((name, f"— {absent_note(kb, d, name).text}"))
     for name, gap in gaps.items():
         if name not in conds and isinstance(gap, dict):
             pairs.append((name, f"— GAP: {gap.get('reason')}"))
@@ -310,7 +311,7 @@ def summary_lines(kb: KB, rec: Record, *, audits: bool = False) -> list[str]:
     d = rec.data
     lines = _identity(kb, rec)
     if rec.type == "benchmark":
-        lines += _benchmark_head(kb, d) + _arms(d) + _conditions(d)
+        lines += _benchmark_head(kb, d) + _arms(d) + _conditions(kb, d)
     lines += _sources(kb, d) + _traps(kb, rec)
     findings = record_findings(kb, rec, audits=audits)
     lines += ["", "findings" + ("" if audits else " (validation; add --audits for every audit)")]

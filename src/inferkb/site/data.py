@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..arms import DELTA_STATS, arm_deltas
+from ..condition_notes import absent_note
 from ..jsonio import parse_bytes
 from . import views as V
 
@@ -191,12 +192,15 @@ class SiteData:
         ]
 
     def conditions(self, rec: Record) -> list[dict[str, Any]]:
-        """Each ``conditions.*`` field: ``{name, label, unit, value (Node), absent, gap}``; a null is absent, with its gap reason if any."""
+        """Each ``conditions.*`` field: ``{name, label, unit, value (Node), absent, gap, note}``; a null is absent, with its
+        gap reason if any, else ``note`` (:func:`inferkb.condition_notes.absent_note`: unexplained, load given by another
+        field, not applicable, or optional)."""
         conds = rec.data.get("conditions")
         gaps = rec.data.get("condition_gaps") if isinstance(rec.data.get("condition_gaps"), dict) else {}
         out = []
         for name, value in conds.items() if isinstance(conds, dict) else ():
             gap = gaps.get(name)
+            gap = gap if isinstance(gap, dict) else ({"reason": gap} if isinstance(gap, str) else None)
             out.append(
                 {
                     "name": name,
@@ -204,7 +208,8 @@ class SiteData:
                     "unit": V.unit_of(name),
                     "value": V.value_node(self.linker, rec.type, name, value, 1),
                     "absent": value is None,
-                    "gap": gap if isinstance(gap, dict) else ({"reason": gap} if isinstance(gap, str) else None),
+                    "gap": gap,
+                    "note": absent_note(self.kb, rec.data, name) if value is None and not gap else None,
                 }
             )
         shown = {c["name"] for c in out}
