@@ -37,6 +37,16 @@ def test_no_load_at_all_is_unexplained(kb):
     assert absent_note(kb, d, "warmup").kind == "unexplained"  # keyed, whatever else the record says
 
 
+def test_load_absent_with_its_gap_on_batch_size(kb):
+    d = data(kb, "llama-bench-gpt-oss-120b-f16-amd-radeon-graphics-2025-08-06t03-00-39z-pp1")
+    assert d["conditions"]["batch_size"] is None and d["condition_gaps"]["batch_size"]["reason"]
+    note = absent_note(kb, d, "concurrency")
+    assert note.kind == "load-gap" and "batch_size gap" in note.text
+    d = copy.deepcopy(d)
+    del d["condition_gaps"]["batch_size"]
+    assert absent_note(kb, d, "concurrency").kind == "unexplained"
+
+
 def test_one_mi250_module_is_two_runtime_devices_so_tp_is_not_ruled_out(kb):
     # accelerator_count 1, but ROCm lists an MI250 module as two GCDs (the accelerator's runtime_devices = 2).
     d = data(kb, MI250_LLAMACPP)

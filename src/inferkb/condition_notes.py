@@ -6,6 +6,7 @@ DESIGN.md asks a gap reason "for each null condition that matters". A null witho
   none of concurrency, batch size and request rate is given): a real hole, shown loudly.
 - ``load-given``: one of concurrency / batch_size / request_rate when another of them is given; the comparability
   key takes the first of them that is present (:func:`inferkb.analysis.comparability.CONDITIONS`, ``load``).
+- ``load-gap``: one of those three when none is given and another of them carries the gap reason for the load.
 - ``not-applicable``: the record's own facts rule the condition out: a parallel size on a run of one runtime
   device (one accelerator, and every part it may be lists one runtime device), or expert parallelism on a dense model (the
   model record sets no ``num_experts`` and its ``active_params_b`` equals ``params_b``).
@@ -36,7 +37,8 @@ PARALLEL_FIELDS = ("tensor_parallel", "pipeline_parallel", "expert_parallel", "d
 
 @dataclass(frozen=True)
 class AbsentNote:
-    """Why a null condition carries no gap reason: ``kind`` (unexplained | load-given | not-applicable | optional)
+    """Why a null condition carries no gap reason: ``kind`` (unexplained | load-given | load-gap | not-applicable |
+    optional)
     and a short ``text`` for a reader."""
 
     kind: str
@@ -80,10 +82,15 @@ def absent_note(kb: KB, data: dict[str, Any], name: str) -> AbsentNote:
     gets the cautious answer (``unexplained`` for a keyed condition, else ``optional``).
     """
     conds = data.get("conditions") if isinstance(data.get("conditions"), dict) else {}
+    gaps = data.get("condition_gaps") if isinstance(data.get("condition_gaps"), dict) else {}
     if name in LOAD_FIELDS:
-        given = [f"{f}={conds[f]}" for f in LOAD_FIELDS if f != name and conds.get(f) is not None]
+        others = [f for f in LOAD_FIELDS if f != name]
+        given = [f"{f}={conds[f]}" for f in others if conds.get(f) is not None]
         if given:
             return AbsentNote("load-given", f"not needed: the load is given as {given[0]}")
+        explained = [f for f in others if isinstance(gaps.get(f), dict) and str(gaps[f].get("reason") or "").strip()]
+        if explained:
+            return AbsentNote("load-gap", f"not stated: the load is absent, see the {explained[0]} gap")
     if name in KEYED_FIELDS:
         return AbsentNote("unexplained", "NOT STATED, no reason recorded")
     if name in PARALLEL_FIELDS and _one_runtime_device(kb, data):
