@@ -45,12 +45,14 @@ def test_measured_runs_are_placed_with_their_own_device_count(tmp_path):
 
 
 def test_missing_bandwidth_names_the_field(kb):
-    with pytest.raises(AnalysisError, match=r"nvidia-rtx-pro-6000-blackwell-server.json: field 'memory_bandwidth_gbps' is missing"):
-        roofline(kb, "llama-3-1-8b", "nvidia-rtx-pro-6000-blackwell-server", fmt="fp8-e4m3")
+    # The RTX PRO 4500 Server record still has no bandwidth (the 6000 Server's was filled in truth12).
+    with pytest.raises(AnalysisError, match=r"nvidia-rtx-pro-4500-blackwell-server.json: field 'memory_bandwidth_gbps' is missing"):
+        roofline(kb, "llama-3-1-8b", "nvidia-rtx-pro-4500-blackwell-server", fmt="fp8-e4m3")
 
 
 def test_missing_flops_gives_the_bandwidth_bound_and_says_why(kb):
-    r = roofline(kb, "llama-2-70b", "nvidia-b300", count=8, fmt="nvfp4")
+    # H200 NVL: bandwidth recorded, no FLOPs rows (the B300 got an fp4 row in truth12).
+    r = roofline(kb, "llama-2-70b", "nvidia-h200-nvl", count=8, fmt="fp8-e4m3")
     assert r.prefill_tok_s is None and r.ridge_flop_per_byte is None
     assert any("field 'flops'" in a for a in r.assumptions)
 

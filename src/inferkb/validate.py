@@ -272,7 +272,7 @@ def reference_findings(kb: KB, recs: Iterable[Record]) -> tuple[list[Finding], i
         for name, spec in types.items()
     }
     for rec in recs:
-        if not (_all_known(rec.data, quick[rec.type]) and _basis_cited(rec.data, sources)):
+        if not (_all_known(rec.data, quick[rec.type]) and _basis_cited(rec.data, sources) and _flops_sources_known(rec.data, sources)):
             dangling += _record_references(kb, rec, sources, id_sets, out)
     return out, dangling
 
@@ -286,6 +286,34 @@ def _basis_cited(d: dict[str, Any], sources: set[str]) -> bool:
         return True
     cited = d.get("sources")
     return type(cited) is list and sid in cited and sid in sources
+
+
+def _flops_sources_known(d: dict[str, Any], sources: set[str]) -> bool:
+    """True when every string ``flops[].source_id`` of record data ``d`` names a source record; False when the walk
+    must decide (KB201 on ``flops[i].source_id``)."""
+    rows = d.get("flops")
+    if type(rows) is not list:
+        return True
+    return all(type(r) is not dict or type(r.get("source_id")) is not str or r["source_id"] in sources for r in rows)
+
+
+def _flops_sources(rec: Record, cited: Any, sources: set[str], source_dir: str, out: list[Finding]) -> None:
+    """KB201 for each ``flops[i].source_id`` (accelerator peak rows) that names no source record, as for ``sources``. An
+    id the record's ``sources`` also lists is KB201's finding there already, so it is not repeated."""
+    rows = rec.data.get("flops")
+    listed = set(_ref_values(cited)) if cited else set()
+    for i, row in enumerate(rows if type(rows) is list else []):
+        sid = row.get("source_id") if type(row) is dict else None
+        if type(sid) is str and sid not in sources and sid not in listed:
+            out.append(
+                R.KB201.finding(
+                    f"flops[{i}].source_id: {sid!r} is not a source record (expected data/{source_dir}/{sid}.json)",
+                    record=rec.key,
+                    path=rec.path,
+                    field=f"flops[{i}].source_id",
+                    extra={"id": sid},
+                )
+            )
 
 
 def _all_known(d: dict[str, Any], fields: tuple[tuple[str, set[str]], ...]) -> bool:
@@ -353,9 +381,12 @@ def _record_references(kb: KB, rec: Record, sources: set[str], id_sets: dict[str
                         extra={"id": sid},
                     )
                 )
+    source_dir = types["source"].dir if "source" in types else "sources"
     basis = d.get(BASIS_FIELD)
     if type(basis) is dict and isinstance(basis.get("source_id"), str):
-        _basis_source(rec, basis["source_id"], src_value, sources, types["source"].dir if "source" in types else "sources", out)
+        _basis_source(rec, basis["source_id"], src_value, sources, source_dir, out)
+    if "flops" in d:
+        _flops_sources(rec, src_value, sources, source_dir, out)
     for fld, target in spec.refs.items():
         value = d.get(fld)
         if not value:
@@ -430,14 +461,19 @@ def _finding_row(f: Finding) -> list:
 
 
 def cross_record_data(kb: KB, rec: Record) -> dict[str, Any]:
-    """What the cross-record rules read of ``rec``'s data: ``sources``, ``runtime_devices_basis`` (KB207) and its type's reference fields
+    """What the cross-record rules read of ``rec``'s data: ``sources``, ``runtime_devices_basis`` (KB207), ``flops[].source_id``
+    (KB201) and its type's reference fields
     (:func:`cross_record_findings`), or the whole data for a member of a repeat group (``repeat_group`` set:
     :func:`inferkb.validate_repeats.repeat_group_findings` compares the members' conditions; without the field a
     record reads as outside any group). A record whose data is this dict gets the cross-record findings of the
     whole record: the two-process validate sends it, the findings cache keeps it."""
     if rec.data.get(REPEAT_FIELD) is not None:
         return rec.data
-    return {f: rec.data[f] for f in ("sources", BASIS_FIELD, *kb.profile.types[rec.type].refs) if f in rec.data}
+    out = {f: rec.data[f] for f in ("sources", BASIS_FIELD, *kb.profile.types[rec.type].refs) if f in rec.data}
+    rows = rec.data.get("flops")
+    if type(rows) is list:  # only each row's source_id (KB201), kept at its index so the finding names the same row
+        out["flops"] = [{"source_id": r.get("source_id")} if type(r) is dict else None for r in rows]
+    return out
 
 
 def cached_findings(entry: list | None) -> list[Finding] | None:
@@ -461,7 +497,8 @@ def cross_record_findings(kb: KB, types: list[str] | None = None) -> CrossRecord
     """The rules of :func:`validate` that read other records: unresolved references of the records of ``types``
     (type names; all when ``None``) and ids used by records of more than one type (KB205).
 
-    They read only each record's key, id, type, path, ``sources``, reference fields and ``runtime_devices_basis``."""
+    They read only each record's key, id, type, path, ``sources``, reference fields, ``runtime_devices_basis`` and
+    ``flops[].source_id``."""
     recs = [r for r in kb.records.values() if not types or r.type in types]
     refs, dangling = reference_findings(kb, recs)
     shared_ids = []

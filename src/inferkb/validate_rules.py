@@ -450,7 +450,7 @@ KB201 = register(
         "source-unresolved",
         "error",
         "validate",
-        "A source id in `sources` has no source record.",
+        "A source id in `sources` (or an accelerator's `flops[].source_id`) has no source record.",
         "Every number is traced to a source; a citation that leads nowhere traces it to nothing.",
         '"sources": ["nv-h100-datasheet"] (data/sources/nv-h100-datasheet.json exists)',
         '"sources": ["no-such-source"]',

@@ -27,7 +27,11 @@ candidate parts in ``accelerator_alternates`` is checked against each of them:
 per-device (1) or "per N-GPU node" (N), else ``accelerator_count``, else a
 count stated in ``name``/``unit``/``methodology`` ("8x H100", "72 GPUs",
 "single MI300X"). When an input is missing the record is skipped with an info
-finding naming it; nothing is guessed.
+finding naming it; nothing is guessed. A dense ceiling the accelerator record
+itself marks incomplete (a sparse row with no dense row of its precision, or a
+``spec_gaps["flops.<precision>"]`` entry for a faster usable precision with no
+row) is such a missing input:
+:func:`inferkb.audit.plausibility_candidates.incomplete_ceiling`.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from .. import roofline
 from ..hardware import record_accelerator_tokens
 from . import AuditResult, audit
 from .metric_consistency import _measured_mismatch, metric_info, value_scope
-from .plausibility_candidates import check_candidates
+from .plausibility_candidates import check_candidates, incomplete_ceiling
 from .plausibility_rules import KB501, KB502, KB503, KB504, KB505, KB506, KB507, MBU_SUSPICIOUS, SPEC_DECODE  # noqa: F401
 
 # Record inputs (model size, weight bits, device count) live in roofline_inputs; still importable from here.
@@ -123,6 +127,8 @@ def _check(kb: KB, rec: Record, figures: dict[str, Any]) -> list:
                 if bpw
                 else f"accelerator {acc.id} has no dense flops row"
             )
+        elif acc is not None and (why := incomplete_ceiling(acc.data, (bpw or 0) * 8, peak)):
+            missing.append(f"accelerator {acc.id}: {why}")
     if missing:
         figures["unchecked"] += 1
         return [KB504.finding(f"{metric} not checked against the roofline: " + "; ".join(missing), extra={"missing": missing}, **where)]

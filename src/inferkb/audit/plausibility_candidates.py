@@ -58,14 +58,37 @@ def _ceiling(kb: KB, acc_id: str, kind: str, bpw: float | None) -> tuple[float |
     peak = roofline.peak_dense_tflops(rows, (bpw or 0) * 8)
     if peak is None:
         return None, "", f"no dense flops row at {bpw * 8:g}-bit or wider" if bpw else "no dense flops row"
-    gap = _dense_gap(rows, (bpw or 0) * 8, roofline.PRECISION_BITS.get(peak[1], 0))
-    if gap:
-        return (
-            None,
-            "",
-            f"flops lists a sparse {gap} peak but no dense {gap} row, so its dense ceiling ({peak[0]:g} {peak[1]}) is incomplete",
-        )
+    why = incomplete_ceiling(acc.data, (bpw or 0) * 8, peak)
+    if why:
+        return None, "", why
     return peak[0], f"{peak[0]:g} dense {peak[1]} TFLOPS", ""
+
+
+def incomplete_ceiling(acc_data: dict[str, Any], weight_bits: float, peak: tuple[float, str]) -> str:
+    """Why the part's dense ceiling ``peak`` (TFLOPS, precision) is not its real one at ``weight_bits``; "" when it is.
+
+    Two signs that a faster usable dense peak exists but is not recorded: a
+    sparse row with no dense row of its precision (:func:`_dense_gap`), or a
+    ``spec_gaps`` entry ``flops.<precision>`` (the record's own statement that
+    the part has that precision's peak and the figure is not recorded) for a
+    precision with no dense row, narrower than ``peak``'s and usable at
+    ``weight_bits`` (0 = format unknown: any precision is usable). Judging a run
+    "impossible" against such a ceiling could come from the missing row, so
+    the check is skipped and this reason names it (KB504).
+    """
+    rows = acc_data.get("flops") or []
+    peak_bits = roofline.PRECISION_BITS.get(peak[1], 0)
+    gap = _dense_gap(rows, weight_bits, peak_bits)
+    if gap:
+        return f"flops lists a sparse {gap} peak but no dense {gap} row, so its dense ceiling ({peak[0]:g} {peak[1]}) is incomplete"
+    gaps = acc_data.get("spec_gaps")
+    dense = {str(r.get("precision")) for r in rows if isinstance(r, dict) and r.get("dense", True) is not False}
+    for key in gaps if isinstance(gaps, dict) else {}:
+        precision = key.split(".", 1)[1] if isinstance(key, str) and key.startswith("flops.") else ""
+        bits = roofline.PRECISION_BITS.get(precision)
+        if bits is not None and precision not in dense and int(weight_bits) <= bits < peak_bits:
+            return f"spec_gaps.{key} says its {precision} peak is not recorded, so its dense ceiling ({peak[0]:g} {peak[1]}) is incomplete"
+    return ""
 
 
 def _dense_gap(rows: list, weight_bits: float, peak_bits: int) -> str:
