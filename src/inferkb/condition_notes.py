@@ -9,7 +9,8 @@ DESIGN.md asks a gap reason "for each null condition that matters". A null witho
 - ``load-gap``: one of those three when none is given and another of them carries the gap reason for the load.
 - ``not-applicable``: the record's own facts rule the condition out: a parallel size on a run of one runtime
   device (one accelerator, and every part it may be lists one runtime device), or expert parallelism on a dense model (the
-  model record sets no ``num_experts`` and its ``active_params_b`` equals ``params_b``).
+  model record's ``architecture`` is ``dense``; without an architecture, it sets no ``num_experts`` and its
+  ``active_params_b`` equals ``params_b``).
 - ``optional``: anything else (num_prompts, dataset, max_model_len, a parallel size on several devices): not a
   comparability condition, and nobody recorded why it is absent.
 
@@ -70,6 +71,9 @@ def _dense(kb: KB, data: dict[str, Any]) -> bool:
     if model is None:
         return False
     m = model.data
+    arch = m.get("architecture")
+    if arch is not None:
+        return arch == "dense"
     params, active = m.get("params_b"), m.get("active_params_b")
     nums = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (params, active))
     return m.get("num_experts") is None and nums and active == params

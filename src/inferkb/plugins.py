@@ -49,6 +49,7 @@ BUILTINS: dict[str, tuple[str, ...]] = {
         "inferkb.audit.metric_consistency",
         "inferkb.audit.plausibility",
         "inferkb.audit.model_geometry",
+        "inferkb.audit.context_window",
         "inferkb.audit.citations",
         "inferkb.audit.provenance_tiers",
         "inferkb.audit.identity",
