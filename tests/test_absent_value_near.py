@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from inferkb import query
-from inferkb.analysis import compare
+from inferkb.analysis import compare_select
 from inferkb.query_expr import absent_value_near
 
 
@@ -30,4 +30,4 @@ def test_a_value_near_nothing_is_blamed_with_no_suggestion():
 
 def test_where_and_compare_use_the_one_function():
     assert query.absent_value_near is absent_value_near
-    assert compare.absent_value_near is absent_value_near
+    assert compare_select.absent_value_near is absent_value_near  # compare's selection

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import inferkb
 from conftest import RESEARCH
 from inferkb.audit import conditions_patterns as P
+from inferkb.audit import conditions_reading as R
 from inferkb.audit import conditions_text as T
 
 # Phrasings from real benchmark prose, the things the patterns look for and
@@ -223,16 +224,16 @@ def test_bound_words_match_bound_before(text, word, tail):
 
 
 def test_quiet_examples():
-    assert T._quiet(P.folded("ISL 1024, OSL 128, TP=8. Model meta-llama/Llama-3.1-8B."))
+    assert R._quiet(P.folded("ISL 1024, OSL 128, TP=8. Model meta-llama/Llama-3.1-8B."))
     for loud in ("(3 of 7 checked: model, hardware) ISL 1024", "ISL not stated", "No ISL", "ISL: no\x1cISL", "harness defaults for ISL"):
-        assert not T._quiet(P.folded(loud)), loud
-    assert not T._quiet(None)
+        assert not R._quiet(P.folded(loud)), loud
+    assert not R._quiet(None)
 
 
 @settings(max_examples=150, deadline=None)
 @given(prose())
 def test_quiet_text_has_nothing_to_record(text):
-    if not T._quiet(P.folded(text)):
+    if not R._quiet(P.folded(text)):
         return
     for clause, _ in P.split_clauses(text):
         body = P.AUDIT_HEADER.sub("", clause)

@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -41,6 +40,11 @@ import orjson
 
 from .errors import UsageError
 from .profile import Profile, load_profile
+from .query_search import TIERS, record_snippet, search
+from .query_text import _LETTER_DIGIT as _LETTER_DIGIT  # re-exported: the tests keep it as split_words' reference
+from .query_text import ZWSP as ZWSP
+from .query_text import _body, _words, fts_query, phrase_query, split_words, tokens
+from .query_text import _flatten_values as _flatten_values  # re-exported for the tests
 from .store import Record, locate
 
 if TYPE_CHECKING:
@@ -50,21 +54,6 @@ __all__ = ["Catalog", "TIERS", "cache_dir", "fts_query", "phrase_query", "split_
 
 FORMAT = "1"  # bump when tables, text normalisation or tokenizer change: old catalogues are rebuilt
 RACY_NS = 2_000_000_000
-ZWSP = "\u200b"
-_LETTER_DIGIT = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
-_DIGITS = re.compile(r"\d+")
-_HAS_DIGIT = re.compile(r"\d")
-_HAS_WORD = re.compile(r"[^\W_]")
-_TOKEN = re.compile(r"[^\W_]+")
-# What each search tier means (Catalog.search ranks tier 1 first, BM25 within a tier).
-TIERS = {
-    1: "the id, name or an alias is the text (any case, spacing, punctuation)",
-    2: "the id, name or an alias holds the text as a phrase",
-    3: "the record's text holds the text as a phrase",
-    4: "the record's text holds every word",
-}
-# Column weights of bm25(): a hit in the id counts 10x, in a name or alias 5x, in the rest of the record 1x.
-_WEIGHTS = "10.0, 5.0, 1.0"
 
 # The full-text index keeps no copy of the text: its content is a view that re-derives each record's text from the
 # stored JSON (kb_words, kb_body are registered on every connection), so the catalogue is about the size of the KB.
@@ -92,69 +81,6 @@ def cache_dir() -> Path | None:
     return folder()
 
 
-def split_words(text: str) -> str:
-    """``text`` with a zero-width space between each letter and digit (``"H100"`` -> ``"H\\u200b100"``): what FTS5 indexes.
-
-    Letters are ``[^\\W\\d_]`` (``str.isalnum()`` and not a decimal digit), digits ``\\d`` (``str.isdecimal()``). Each run
-    of digits is matched once and its two neighbours looked at: on the bundled KB's 31 MB of record text this takes
-    about half the CPU of a zero-width lookaround tried at every position (:data:`_LETTER_DIGIT`, kept as the
-    reference in the tests).
-    """
-    if not _HAS_DIGIT.search(text):
-        return text
-    end = len(text)
-
-    def mark(m: re.Match[str]) -> str:
-        start, stop = m.span()
-        run = m.group()
-        if start and (c := text[start - 1]).isalnum() and not c.isdecimal():
-            run = ZWSP + run
-        if stop < end and (c := text[stop]).isalnum() and not c.isdecimal():
-            run += ZWSP
-        return run
-
-    return _DIGITS.sub(mark, text)
-
-
-def _prefix(parts: list[str]) -> bool:
-    """Whether the last of a word's tokens also matches as a prefix: letters only, three characters or more.
-
-    A prefix of one or two characters ("b" of "70b") would expand to thousands of index terms for no gain, and a number
-    matches as written ("70" must not find "700", "3.1" not "3.10").
-    """
-    return bool(parts) and len(parts[-1]) >= 3 and not any(c.isdigit() for c in parts[-1])
-
-
-def _quoted(text: str) -> str:
-    """``text`` as one FTS5 phrase (letter/digit split, quotes doubled), its last token a prefix when :func:`_prefix` allows."""
-    star = " *" if _prefix(_TOKEN.findall(split_words(text))) else ""
-    return '"' + split_words(text).replace('"', '""') + '"' + star
-
-
-def fts_query(text: str) -> str:
-    """The FTS5 MATCH expression for user ``text``: each whitespace-separated word a phrase whose last token is a prefix
-    (letters, three or more; see :func:`_prefix`), all required. Raises :class:`UsageError` when no word has a letter or
-    digit."""
-    words = [w for w in text.split() if _HAS_WORD.search(w)]
-    if not words:
-        raise UsageError("search text is empty; give at least one word with a letter or digit")
-    return " ".join(_quoted(word) for word in words)
-
-
-def phrase_query(text: str, columns: tuple[str, ...] = ()) -> str:
-    """The FTS5 MATCH expression for the whole of ``text`` as one phrase (its words in a row, in order), in ``columns``
-    only when given (``("ident", "names")``: the id, name and aliases). Same tokens and prefix rule as :func:`fts_query`;
-    call that first to refuse text without a word."""
-    words = " ".join(w for w in text.split() if _HAS_WORD.search(w))
-    return ("{" + " ".join(columns) + "} : " if columns else "") + _quoted(words)
-
-
-def tokens(text: str) -> tuple[str, ...]:
-    """The case-folded index tokens of ``text`` (``"Llama3.1-70B"`` -> ``("llama", "3", "1", "70", "b")``): two texts
-    with the same tokens name the same thing up to case, spaces, punctuation and letter/digit joins."""
-    return tuple(t.casefold() for t in _TOKEN.findall(split_words(text)))
-
-
 def _dumps(data: Any) -> str:
     try:
         return orjson.dumps(data).decode()
@@ -168,105 +94,6 @@ def loads(text: str) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
         return json.loads(text)
-
-
-def _flatten_values(value: Any, out: list[str]) -> None:
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _flatten_values(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _flatten_values(v, out)
-    elif value is not None and not isinstance(value, bool):
-        out.append(str(value))
-
-
-def query_terms(text: str) -> list[list[tuple[str, bool]]]:
-    """The phrases of user ``text`` as :func:`fts_query` matches them: per word ``[(token, is_prefix)]``, case-folded,
-    the last token of each word a prefix when :func:`_prefix` allows."""
-    out = []
-    for word in text.split():
-        found = _TOKEN.findall(split_words(word))
-        if found:
-            last = len(found) - 1 if _prefix(found) else -1
-            out.append([(t.casefold(), i == last) for i, t in enumerate(found)])
-    return out
-
-
-def snippet(body: str, phrases: list[list[tuple[str, bool]]], width: int = 14) -> str:
-    """The ``width``-token window of ``body`` holding the most distinct phrases, each match between ``\\x02``/``\\x03``.
-
-    ``phrases`` come from :func:`query_terms`: a phrase matches consecutive
-    tokens equal to its tokens (its last token a prefix), case-folded, and is
-    marked as one span (``[gpt-oss-120b]``, as FTS5 marks a phrase). Among
-    windows with the most distinct phrases the one with the most matches
-    wins, the first on a tie; ``…`` marks a cut. Time linear in the body
-    (a sliding window), where FTS5's ``snippet()`` is quadratic in the
-    matches of one record.
-    """
-    spans = [(m.start(), m.end()) for m in _TOKEN.finditer(body)]
-    if not spans:
-        return ""
-    folded = [body[a:b].casefold() for a, b in spans]
-    match_at: dict[int, tuple[int, int]] = {}  # start token -> (last token, phrase)
-    last_end = -1
-    for j in range(len(spans)):
-        if j <= last_end:
-            continue
-        for k, phrase in enumerate(phrases):
-            n = len(phrase)
-            if j + n <= len(spans) and all(
-                folded[j + i] == t or (prefix and folded[j + i].startswith(t)) for i, (t, prefix) in enumerate(phrase)
-            ):
-                match_at[j] = (j + n - 1, k)
-                last_end = j + n - 1
-                break
-    # A match counts for a window once its last token is inside (so a phrase of several words is not cut at the end).
-    ends = {last: (first, k) for first, (last, k) in match_at.items()}
-    counts = [0] * len(phrases)
-    distinct = hits = 0
-    best_at, best = 0, (-1, -1)
-    for end in range(len(spans)):
-        if end in ends:
-            k = ends[end][1]
-            distinct += counts[k] == 0
-            counts[k] += 1
-            hits += 1
-        start = end - width + 1
-        if start > 0 and start - 1 in match_at and match_at[start - 1][0] <= end:
-            k = match_at[start - 1][1]
-            counts[k] -= 1
-            distinct -= counts[k] == 0
-            hits -= 1
-        if (start >= 0 or end == len(spans) - 1) and (distinct, hits) > best:
-            best_at, best = max(start, 0), (distinct, hits)
-    stop = min(best_at + width, len(spans))
-    parts, pos, i = [], spans[best_at][0], best_at
-    while i < stop:
-        a, b = spans[i]
-        parts.append(body[pos:a])
-        if i in match_at:
-            last = min(match_at[i][0], stop - 1)
-            parts.append("\x02" + body[a : spans[last][1]] + "\x03")
-            pos, i = spans[last][1], last + 1
-            continue
-        parts.append(body[a:b])
-        pos, i = b, i + 1
-    return ("…" if best_at > 0 else "") + "".join(parts) + ("…" if stop < len(spans) else "")
-
-
-def _words(text: str | None) -> str:
-    """The indexed form of a text: control marks the snippets use blanked, a zero-width space between letter and digit."""
-    return split_words((text or "").replace("\x02", " ").replace("\x03", " "))
-
-
-def _body(data: Any) -> str:
-    """Every string and number of a record (values, not keys), one per line, in the indexed form."""
-    out: list[str] = []
-    _flatten_values(data, out)
-    return _words("\n".join(out))
 
 
 def _body_of_json(text: str | None) -> str:
@@ -446,144 +273,13 @@ class Catalog:
     def search(
         self, text: str, *, type_name: str | None = None, limit: int | None = 20, snippets: bool = True, closeness: bool = True
     ) -> list[dict[str, Any]]:
-        """Ranked full-text hits for ``text``: every record holding every word (:func:`fts_query`), in four tiers
-        (:data:`TIERS`), BM25 (id 10x, names 5x, body 1x) within a tier.
-
-        Tier 1: the id, name or an alias has the same tokens as the whole text (:func:`tokens`: ``"Llama3.1-70B"`` is
-        ``"llama 3.1 70b"``), or equals it normalised as the resolver does; tier 2: the whole text is a phrase inside the
-        id, name or an alias (FTS5 column filter), the records whose closest such name has the fewest other words first
-        (``H100``: ``NVIDIA H100 SXM`` before an MLPerf submission named after a system); tier 3: the whole text is a
-        phrase anywhere in the record; tier 4: the words occur anywhere. For one-word text tiers 3 and 4 are one.
-
-        ``closeness=False`` skips ordering tier 2 by the closest name (BM25 alone), for a caller that sorts the hits
-        itself. Returns ``[{key, type, id, path, name, score, tier, exact, snippet}]``; ``exact`` is ``tier == 1``;
-        ``snippet`` marks matched words with ``\x02``/``\x03`` (``None`` with ``snippets=False``: see :meth:`snippet`);
-        ``score`` is BM25 negated (higher is better). ``limit=None`` returns every hit.
-        Raises :class:`UsageError` for text without a word.
-        """
-        from .resolve import normalise
-
-        match = fts_query(text)
-        con = self.con
-        of_type = {rid for (rid,) in con.execute("SELECT rid FROM records WHERE type = ?", (type_name,))} if type_name else None
-        several = len(query_terms(text)) > 1
-        try:
-            # ORDER BY rank lets FTS5 sort inside the index; the tiers then reorder it stably, so BM25 holds within a tier.
-            cur = con.execute(f"SELECT rowid, rank FROM fts WHERE fts MATCH ? AND rank MATCH 'bm25({_WEIGHTS})' ORDER BY rank", (match,))
-            ranked = [(rid, score) for rid, score in cur if of_type is None or rid in of_type]
-            found = {rid for rid, _ in ranked}
-            named = found & {
-                rid for (rid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (phrase_query(text, ("ident", "names")),))
-            }
-            in_text = (
-                found & {rid for (rid,) in con.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (phrase_query(text),))}
-                if several
-                else found
-            )
-        except sqlite3.OperationalError as exc:  # an FTS5 syntax the quoting did not foresee: the user's text, not a crash
-            raise UsageError(f"cannot search for {text!r}: {exc}") from None
-        fit = self._name_fit(named, text, closeness=closeness)
-        exact = found & {rid for (rid,) in con.execute("SELECT rid FROM names WHERE norm = ?", (normalise(text),))}
-        exact |= {rid for rid, extra in fit.items() if extra == 0}
-        unfit = len(tokens(text)) + 1_000_000  # a name FTS5 tokenised differently (diacritics): last in its tier
-
-        def order(rid: int) -> tuple[int, int]:
-            if rid in exact:
-                return (1, 0)
-            if rid in named:
-                return (2, fit.get(rid, unfit))  # the closer the name is to the text, the earlier
-            return (3 if rid in in_text else 4, 0)
-
-        hits = sorted(((rid, score, order(rid)) for rid, score in ranked), key=lambda h: h[2])[:limit]
-        meta: dict[int, tuple] = {}
-        rids = [h[0] for h in hits]
-        for i in range(0, len(rids), 500):
-            batch = rids[i : i + 500]
-            meta.update(
-                (row[0], row[1:])
-                for row in con.execute(
-                    f"SELECT rid, key, type, id, path, name FROM records WHERE rid IN ({','.join('?' * len(batch))})", batch
-                )
-            )
-        out = []
-        for rid, score, (level, _) in hits:
-            key, rtype, rec_id, path, name = meta[rid]
-            out.append(
-                {
-                    "key": key,
-                    "type": rtype,
-                    "id": rec_id,
-                    "path": path,
-                    "name": name or None,
-                    "score": round(-score, 3),
-                    "tier": level,
-                    "exact": level == 1,
-                    "snippet": self.snippet(key, text) if snippets else None,
-                }
-            )
-        return out
-
-    def _name_fit(self, rids: set[int], text: str, *, closeness: bool = True) -> dict[int, int]:
-        """``{rid: extra}`` for the records among ``rids`` whose id, name or an alias holds the tokens of ``text`` in a row
-        (the last one a prefix as :func:`_prefix` allows): ``extra`` is how many more words (runs of letters and digits)
-        the closest such name has, at least 1 (0: the name is the text, up to case, spacing and punctuation). With
-        ``closeness=False`` only the 0s are worked out (every other record holding the phrase gets 1)."""
-        exact, inside = _token_patterns(tokens(text))
-        words = len(_TOKEN.findall(text))
-        out: dict[int, int] = {}
-        ordered = sorted(rids)
-        for i in range(0, len(ordered), 500):
-            for rid, rec_id, names in _name_rows(self.con, ordered[i : i + 500]):
-                for name in [rec_id or "", *(names or "").split("\n")]:
-                    if exact.fullmatch(name):
-                        out[rid] = 0
-                        break
-                    if closeness and inside.search(name):
-                        # extra counted in words, not tokens: "FP8 E5M2" is fp8 and one word more, not four tokens
-                        out[rid] = min(out.get(rid, 1 << 30), max(1, len(_TOKEN.findall(name)) - words))
-                    elif not closeness:
-                        out.setdefault(rid, 1)
-        return out
+        """Ranked full-text hits for ``text`` in this catalogue: :func:`inferkb.query_search.search` (its tiers,
+        :data:`TIERS`, the hit fields and the errors raised are documented there)."""
+        return search(self.con, text, type_name=type_name, limit=limit, snippets=snippets, closeness=closeness)
 
     def snippet(self, key: str, text: str) -> str:
-        """The matched words of ``text`` in record ``key`` (a window of its text, matches between ``\x02``/``\x03``,
-        see :func:`snippet`): the whole text as one phrase where the record holds it, else each word; ``""`` for a key
-        the catalogue does not hold."""
-        # FTS5's snippet() is quadratic in the hits of one record (5 s for a 400 KiB record): one linear pass instead.
-        body = next((b for (b,) in self.con.execute("SELECT kb_body(data) FROM records WHERE key = ?", (key,))), "") or ""
-        words = query_terms(text)
-        whole = query_terms(" ".join(w for w in text.split() if _HAS_WORD.search(w)).replace(" ", "-"))
-        out = snippet(body, whole) if len(words) > 1 else ""
-        if "\x02" not in out:
-            out = snippet(body, words)
-        return out.replace(ZWSP, "").replace("\n", " ")
-
-
-def _token_patterns(wanted: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """Two case-insensitive patterns for a text with the index tokens ``wanted`` (:func:`tokens`): one a whole name
-    with exactly those tokens (nothing else but punctuation and spaces around), one those tokens in a row inside a name,
-    the last one a prefix as :func:`_prefix` allows. Between a letter and a digit token no separator is needed
-    (``H100``); between two of one kind one is (``llama 2``); a token never starts or ends inside a run of its kind."""
-    if not wanted:
-        never = re.compile(r"(?!)")
-        return never, never
-    letters = [not t[0].isdigit() for t in wanted]
-    body = ""
-    for i, (tok, is_letters) in enumerate(zip(wanted, letters, strict=True)):
-        if i:
-            body += r"[\W_]*" if is_letters != letters[i - 1] else r"[\W_]+"
-        body += re.escape(tok)
-    tail_kind = r"[^\W\d_]" if letters[-1] else r"\d"
-    head_kind = r"[^\W\d_]" if letters[0] else r"\d"
-    exact = re.compile(r"[\W_]*" + body + r"[\W_]*", re.IGNORECASE)
-    more = tail_kind + "*" if _prefix(list(wanted)) else ""
-    inside = re.compile(f"(?<!{head_kind}){body}{more}(?!{tail_kind})", re.IGNORECASE)
-    return exact, inside
-
-
-def _name_rows(con: sqlite3.Connection, rids: list[int]) -> Iterator[tuple[int, str, str]]:
-    """``(rid, id, names)`` of the given catalogue rows (``names``: name and aliases, one a line)."""
-    return con.execute(f"SELECT rid, id, names FROM records WHERE rid IN ({','.join('?' * len(rids))})", rids)
+        """The matched words of ``text`` in record ``key``: :func:`inferkb.query_search.record_snippet`."""
+        return record_snippet(self.con, key, text)
 
 
 def _connect(target: str) -> sqlite3.Connection:

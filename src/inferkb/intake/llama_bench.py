@@ -1,14 +1,8 @@
 """Importer ``llama-bench``: llama.cpp ``llama-bench`` output as ``-o json``, ``-o jsonl``, ``-o csv`` or the default Markdown table.
 
-The form is sniffed from content, not the file name: ``[`` -> JSON array;
-``{`` -> one object per line (JSONL) or one object; a header line holding
-``build_commit`` -> CSV (every value double-quoted, RFC 4180 quoting, so a
-quoted newline stays inside its field); lines starting ``|`` with a ``t/s``
-column -> Markdown, where stderr noise (``ggml_vulkan: ...``) and script
-banners are skipped and each table takes the ``build: <commit> (<number>)``
-line printed after it, or a ``llama.cpp build <commit> (<number>)`` line
-printed before it. Test labels ``pp512``, ``pp 512`` (2023 style),
-``tg128``, ``pp512+tg128`` and ``... @ d4096`` are all read.
+The file is read into test rows by :mod:`inferkb.intake.llama_bench_forms` (the form sniffed from content; Markdown
+stderr noise and script banners skipped; build lines before or after a table; test labels ``pp512``, ``pp 512``,
+``tg128``, ``pp512+tg128``, ``... @ d4096``); this module turns each row into a record.
 
 An *A/B table* (``scripts/compare-llama-bench.py`` and hand-made ones: a
 ``test`` column, two or more ``t/s <arm>`` columns such as ``t/s master`` /
@@ -16,7 +10,8 @@ An *A/B table* (``scripts/compare-llama-bench.py`` and hand-made ones: a
 record per row with one arm per ``t/s`` column, the first the baseline; the
 speed-up is computed from the arms (:mod:`inferkb.arms`) and the table's own
 column only cross-checked (KB1101 beyond its two-decimal rounding);
-``engine_version`` is a reasoned gap, since the arms are different builds.
+``engine_version`` is a reasoned gap, since the arms are different builds
+(:mod:`inferkb.intake.llama_bench_variants`, which also folds in a sweep script's fields).
 
 One benchmark record per test row (FORMATS.md 2):
 
@@ -43,8 +38,6 @@ Sources: ``--source`` or a local-file source record.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -55,12 +48,13 @@ from ..hardware import candidates
 from . import common as C
 from . import dataset as D
 from .base import Importer, IntakeOptions, IntakeResult, build_conditions, read_input, register, sample_stats
+from .llama_bench_forms import REQUIRED, read_rows
+from .llama_bench_variants import ab_arms, apply_sweep
 
 if TYPE_CHECKING:
     from ..kb import KB
 
 FMT = "llama-bench"
-REQUIRED = ("build_commit", "n_prompt", "n_gen", "avg_ts")
 INT_FIELDS = (
     "build_number",
     "model_size",
@@ -97,14 +91,6 @@ CONFIG_FIELDS = (
     "tensor_split",
     "n_cpu_moe",
 )
-_TEST = re.compile(r"^(?:pp\s*(\d+))?\s*(?:\+?\s*tg\s*(\d+))?\s*(?:@\s*d\s*(\d+))?$")
-_BUILD = re.compile(r"^build:\s*([0-9a-f]+)\s*\((\d+)\)\s*$")
-# The form some wrappers and older builds print before the table: "llama.cpp build 66906cd8 (5606)", "llama.cpp build: ...".
-_BUILD_HEADER = re.compile(r"^llama\.cpp\s+build:?\s*([0-9a-f]{6,40})\s*\((?:b)?(\d+)\)\s*$", re.I)
-# An A/B table (scripts/compare-llama-bench.py and hand-made ones): one "t/s <arm>" column per build, a "speedup" column.
-_AB_RATE = re.compile(r"^t/s\s*\(?\s*(.+?)\s*\)?$", re.I)
-_SPEEDUP = re.compile(r"^speed[- ]?up\b\s*(.*)$", re.I)
-_DEVICE = re.compile(r"^(?:ggml_\w+:\s*(?:\d+\s*=|Device\s+\d+:)|Device\s+\d+:)\s*(.+?)(?:\s*\|.*|,\s*compute capability.*)?$")
 
 
 def _flash_attn(value: Any) -> bool | str | None:
@@ -131,193 +117,6 @@ def _typed(row: dict[str, Any], path: Path, where: str) -> dict[str, Any]:
                 out[key] = float(out[key])
             except ValueError:
                 raise InputError(f"{where}: expected a number, found {out[key]!r}", path=str(path), field=key) from None
-    return out
-
-
-def read_rows(raw: bytes, path: Path) -> tuple[str, list[dict[str, Any]]]:
-    """Sniff the form and return ``(form, rows)``; Markdown rows carry ``_label``/``_ts``/``_build``/``_devices`` keys."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputError(f"byte 0x{raw[exc.start]:02x} at offset {exc.start} (line {line}) is not UTF-8", path=str(path)) from None
-    text = text.lstrip("\ufeff")
-    head = text.lstrip()[:1]
-    if head == "[":
-        rows = C.load_json(path, raw)
-        if not isinstance(rows, list) or not rows:
-            raise InputError("expected a non-empty JSON array of test rows", path=str(path))
-        return "json", rows
-    if head == "{":
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        if all(ln.lstrip().startswith("{") and ln.rstrip().endswith("}") for ln in lines):
-            rows = []
-            for i, ln in enumerate(lines, 1):
-                try:
-                    rows.append(C.load_json(path, ln.encode()))
-                except InputError as exc:
-                    raise InputError(f"JSONL line {i}: {exc}", path=str(path)) from None
-            if rows and all(isinstance(r, dict) and "bench_raw" in r for r in rows):
-                return "jsonl-sweep", [_unwrap_sweep(r) for r in rows]
-            return "jsonl", rows
-        return "json", [C.load_json(path, raw)]
-    first = next((ln for ln in text.splitlines() if ln.strip()), "")
-    if "build_commit" in first and "," in first:
-        return "csv", _csv_rows(text, path)
-    if any(ln.lstrip().startswith("|") and "t/s" in ln for ln in text.splitlines()):
-        return "md", _md_rows(text, path)
-    raise InputError(
-        "not a llama-bench file: no JSON array/JSONL, no CSV header with build_commit and no Markdown "
-        f"table with a 't/s' column (expected fields {', '.join(REQUIRED)})",
-        path=str(path),
-    )
-
-
-SWEEP_KEYS = (
-    "build",
-    "fa",
-    "b",
-    "hipblaslt",
-    "mode",
-    "value",
-    "tokens_per_sec",
-    "duration_s",
-    "vram_peak_mib",
-    "gtt_peak_mib",
-    "system_ram_peak_mib",
-    "max_power_w",
-    "avg_power_w",
-    "median_power_w",
-    "max_temp_c",
-)
-
-
-def _unwrap_sweep(line: dict[str, Any]) -> dict[str, Any]:
-    """A sweep-script line ``{mode, value, tokens_per_sec, bench_raw: <llama-bench JSON row>, power, memory...}`` as a test row.
-
-    The llama-bench row is ``bench_raw``; the wrapper's own fields go under
-    ``_sweep``. A line whose ``bench_raw`` is null (the test did not finish)
-    becomes ``{"_failed": ...}`` and is not imported.
-    """
-    sweep = {k: line.get(k) for k in SWEEP_KEYS if k in line}
-    inner = line.get("bench_raw")
-    if not isinstance(inner, dict):
-        return {"_failed": sweep}
-    row = dict(inner)
-    row["_sweep"] = sweep
-    return row
-
-
-def _csv_rows(text: str, path: Path) -> list[dict[str, Any]]:
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = next(reader)
-        rows = []
-        for values in reader:
-            if not values:
-                continue
-            if len(values) != len(header):
-                raise InputError(
-                    f"CSV record ending on line {reader.line_num} has {len(values)} values but the header has {len(header)} columns",
-                    path=str(path),
-                )
-            rows.append(dict(zip(header, values, strict=True)))
-    except csv.Error as exc:
-        raise InputError(f"CSV does not parse near line {reader.line_num}: {exc}", path=str(path)) from None
-    if not rows:
-        raise InputError("CSV has a header but no test rows", path=str(path))
-    return rows
-
-
-def _md_rows(text: str, path: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    header: list[str] | None = None
-    ab: dict[str, Any] | None = None  # for an A/B header: {"rates": [(column, arm label)], "speedups": [(column, label)]}
-    table: list[dict[str, Any]] = []
-    devices: list[str] = []
-    header_build: tuple[str, int] | None = None
-    for line in re.split(r"\r\n|\r|\n", text):
-        stripped = line.strip()
-        dev = _DEVICE.match(stripped)
-        if dev:
-            devices.append(dev.group(1).strip())
-            continue
-        build = _BUILD.match(stripped)
-        if build:
-            for row in table:
-                row["build_commit"], row["build_number"] = build.group(1), int(build.group(2))
-            table, devices, header_build = [], [], None
-            continue
-        head = _BUILD_HEADER.match(stripped)
-        if head:
-            header_build = (head.group(1), int(head.group(2)))
-            table = []
-            continue
-        if not stripped.startswith("|"):
-            header = None
-            continue
-        cells = [c.strip() for c in stripped.strip("|").split("|")]
-        lowered = [c.lower() for c in cells]
-        if "t/s" in lowered and "test" in lowered:
-            header, ab = lowered, None
-            continue
-        rates = [(i, m.group(1)) for i, c in enumerate(cells) if (m := _AB_RATE.match(c)) and c.lower() != "t/s"]
-        if "test" in lowered and len(rates) >= 2:
-            header = lowered
-            ab = {"rates": rates, "speedups": [(i, _SPEEDUP.match(c).group(1)) for i, c in enumerate(cells) if _SPEEDUP.match(c)]}
-            continue
-        if header is None or all(set(c) <= set("-: ") for c in cells):
-            continue
-        if len(cells) != len(header):
-            raise InputError(f"Markdown row has {len(cells)} cells but its header has {len(header)}: {stripped[:80]}", path=str(path))
-        row = dict(zip(header, cells, strict=True))
-        if ab is None:
-            mean, _, stdev = row["t/s"].partition("±")
-            try:
-                row["avg_ts"] = float(mean)
-                row["stddev_ts"] = float(stdev) if stdev.strip() else None
-            except ValueError:
-                raise InputError(f"t/s cell {row['t/s']!r} is not 'mean ± stddev'", path=str(path), field="t/s") from None
-        else:
-            row["_ab"] = [_ab_cell(cells[i], label, path) for i, label in ab["rates"]]
-            row["_speedups"] = [(label, _number_cell(cells[i], f"speedup {label}".strip(), path)) for i, label in ab["speedups"]]
-            row["avg_ts"] = row["_ab"][0]["mean"]
-            row["stddev_ts"] = row["_ab"][0].get("stdev")
-        m = _TEST.match(row["test"])
-        if not m or not (m.group(1) or m.group(2)):
-            raise InputError(f"test label {row['test']!r} is not pp<N>, tg<N>, pp<N>+tg<M> or ... @ d<D>", path=str(path), field="test")
-        row["n_prompt"], row["n_gen"] = int(m.group(1) or 0), int(m.group(2) or 0)
-        row["n_depth"] = int(m.group(3) or 0)
-        row["build_commit"], row["_devices"] = None, list(devices)
-        if header_build:
-            row["build_commit"], row["build_number"] = header_build
-        table.append(row)
-        rows.append(row)
-    if not rows:
-        raise InputError("Markdown table with a 't/s' column has no test rows", path=str(path))
-    return rows
-
-
-def _number_cell(cell: str, what: str, path: Path) -> float | None:
-    """A numeric table cell (``1.06``, ``1.06x``); ``None`` for an empty or ``-`` cell; InputError otherwise."""
-    text = cell.strip().rstrip("x×").strip()
-    if text in ("", "-", "?", "n/a", "N/A"):
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        raise InputError(f"{what} cell {cell!r} is not a number", path=str(path), field=what) from None
-
-
-def _ab_cell(cell: str, label: str, path: Path) -> dict[str, Any]:
-    """One arm's ``t/s`` cell of an A/B table: ``{"label", "mean"[, "stdev"]}`` (``mean ± stddev`` or a bare mean)."""
-    mean, _, stdev = cell.partition("±")
-    value = _number_cell(mean, f"t/s {label}", path)
-    if value is None or value <= 0:
-        raise InputError(f"t/s {label} cell {cell!r} is not a positive rate", path=str(path), field=f"t/s {label}")
-    out: dict[str, Any] = {"label": label, "mean": value}
-    if stdev.strip():
-        out["stdev"] = _number_cell(stdev, f"t/s {label} stddev", path)
     return out
 
 
@@ -469,7 +268,7 @@ def row_record(
             sub[key] = row[key]
     sweep = row.get("_sweep")
     if isinstance(sweep, dict):
-        _apply_sweep(rec, sweep, row, label, index, path, result)
+        apply_sweep(rec, sweep, row, label, index, path, result)
     sub.update({k: v for k, v in D.pin_for(options, path).items() if k in ("repo", "path", "commit")})
     rec["origin"] = D.origin_for(options, "harness-intake")
     rec["submission"] = sub
@@ -481,7 +280,7 @@ def row_record(
         + "."
     )
     if row.get("_ab"):
-        _ab_arms(rec, row, label, config, index, path, result)
+        ab_arms(rec, row, label, config, index, path, result)
     env: dict[str, Any] = {}
     if options.env:
         C.attach_env(env, options.env)
@@ -491,98 +290,6 @@ def row_record(
     if environment:
         rec["environment"] = environment
     return rec
-
-
-def _ab_arms(
-    rec: dict[str, Any], row: dict[str, Any], label: str, config: dict[str, Any], index: int, path: Path, result: IntakeResult
-) -> None:
-    """An A/B table row as one arm per ``t/s <arm>`` column, the first column the baseline (in place).
-
-    Deltas are computed from the arms (:mod:`inferkb.arms`), never taken from
-    the table; its ``speedup`` cell is only cross-checked against arm / baseline
-    (the table prints two decimals, so a difference over 0.006 is KB1101).
-    """
-    arms = []
-    seen: set[str] = set()
-    for cell in row["_ab"]:
-        arm_id = C.slug(cell["label"]) or f"arm-{len(arms) + 1}"
-        while arm_id in seen:
-            arm_id += "-2"
-        seen.add(arm_id)
-        stats = {"mean": cell["mean"], "n": None}
-        if cell.get("stdev") is not None:
-            stats["stdev"] = cell["stdev"]
-        arms.append(
-            {
-                "id": arm_id,
-                "label": f"{label}, {cell['label']}",
-                "config": {**config, "build": cell["label"]},
-                "stats": stats,
-                "unit": "tok/s",
-            }
-        )
-    rec["arms"], rec["baseline_arm"] = arms, arms[0]["id"]
-    base = arms[0]["stats"]["mean"]
-    speedups = [v for _, v in row.get("_speedups") or [] if v is not None]
-    for arm, typed in zip(arms[1:], speedups, strict=False):
-        computed = arm["stats"]["mean"] / base
-        if abs(computed - typed) > 0.006:
-            result.findings.append(
-                C.KB1101.finding(
-                    f"row {index} ({label}): speedup column says {typed:g} but t/s {arm['id']} / t/s {arms[0]['id']} is {computed:.3f}",
-                    path=str(path),
-                    field="speedup",
-                    extra={"row": index, "file": typed, "recomputed": computed},
-                )
-            )
-    versions = [a["config"]["build"] for a in arms]
-    rec["conditions"]["engine_version"] = None
-    rec["condition_gaps"]["engine_version"] = {
-        "reason": f"an A/B table: each arm is a different build ({', '.join(versions)}); see arms[].config.build",
-        "checked": ["the llama-bench Markdown A/B table header"],
-    }
-    rec["name"] += f" ({' vs '.join(versions)})"
-    rec["methodology"] = (
-        f"llama-bench A/B table ({' vs '.join(versions)}), test {label}: one arm per 't/s' column, baseline = the first; "
-        "the table's speedup column is not stored (deltas are computed from the arms) but cross-checked; "
-        "each cell is a mean over repetitions, their number not shown."
-    )
-
-
-def _apply_sweep(
-    rec: dict[str, Any], sweep: dict[str, Any], row: dict[str, Any], label: str, index: int, path: Path, result: IntakeResult
-) -> None:
-    """Fold a sweep wrapper's fields into the record: build variant into the arm config, peaks into ``submission``, power.
-
-    The wrapper's ``tokens_per_sec`` and ``value`` must repeat llama-bench's
-    ``avg_ts`` and n_prompt/n_gen (KB1101 otherwise; llama-bench's own values are kept).
-    """
-    config = rec["arms"][0]["config"]
-    for key, name in (("build", "sweep_build"), ("fa", "sweep_fa_flag"), ("b", "sweep_b_flag"), ("hipblaslt", "sweep_hipblaslt")):
-        if sweep.get(key) not in (None, ""):
-            config[name] = sweep[key]
-    tps, n = sweep.get("tokens_per_sec"), sweep.get("value")
-    expected_n = row.get("n_prompt") if sweep.get("mode") == "pp" else row.get("n_gen")
-    if isinstance(tps, (int, float)) and not C.close(float(tps), float(row["avg_ts"]), rel=1e-6):
-        result.findings.append(
-            C.KB1101.finding(f"line {index}: tokens_per_sec {tps} differs from bench_raw.avg_ts {row['avg_ts']}", path=str(path))
-        )
-    if n is not None and n != expected_n:
-        result.findings.append(
-            C.KB1101.finding(f"line {index}: value {n} differs from the llama-bench token count {expected_n}", path=str(path))
-        )
-    sub = rec.setdefault("submission", {})
-    for key in ("vram_peak_mib", "gtt_peak_mib", "system_ram_peak_mib", "max_power_w", "median_power_w", "max_temp_c", "duration_s"):
-        if isinstance(sweep.get(key), (int, float)):
-            sub[f"sweep_{key}"] = sweep[key]
-    power = sweep.get("avg_power_w")
-    if isinstance(power, (int, float)) and power > 0:
-        rec["power_w"] = float(power)
-        rec["power_scope"] = None
-        rec["energy_basis"] = "avg_power_w of the sweep script over the test (sensor and scope not stated)"
-    rec["name"] += f" [{', '.join(str(config[k]) for k in ('sweep_build', 'sweep_fa_flag', 'sweep_b_flag') if k in config)}" + (
-        ", hipBLASLt]" if config.get("sweep_hipblaslt") else "]"
-    )
 
 
 @register

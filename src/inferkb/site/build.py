@@ -7,6 +7,9 @@ vl-convert-python at build time, so nothing is loaded from a CDN. The site is
 written into a temporary directory beside ``out`` and renamed into place
 only when complete; an existing ``out`` is replaced only if an earlier build
 made it (it holds the marker file :data:`MARKER`).
+
+A record page's context comes from :mod:`inferkb.site.record_page`, a type table's from
+:mod:`inferkb.site.type_table`; this module renders every page and writes the site.
 """
 
 from __future__ import annotations
@@ -19,22 +22,22 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .. import __version__
 from ..errors import UsageError
-from ..traps import known_traps
 from . import analysis_charts as AC
 from . import charts as CH
 from . import views as V
 from .bundle import vega_bundle
-from .data import BANNERS, STATUS_ORDER, SiteData, today
+from .data import SiteData, today
 from .markdown import render_docs
+from .record_page import record_context
 from .roofline_measured import measured_utilisation, utilisation_points
 from .roofline_page import roofline_data
 from .search import run_pagefind, search_text
+from .type_table import PAGE_ROWS, type_table
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -50,9 +53,6 @@ CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'"
 )
-MAX_BACKREFS = 100
-# Rows of a filterable table drawn at once; the page arrives with the rest hidden (site.js pages through them).
-PAGE_ROWS = 500
 GAP_LIST_LIMIT = 300
 
 
@@ -158,59 +158,8 @@ class _Builder:
 
     # ---- pages ------------------------------------------------------------------------
     def record_page(self, rec: Record, facets: tuple[V.Facet, ...]) -> None:
-        site = self.site
         status = rec.data.get("status")
-        backrefs = site.backrefs.get(rec.key, [])
-        shown = sorted(backrefs, key=lambda b: (b.source.type, site.title(b.source)))[:MAX_BACKREFS]
-        lc = site.load_conditions(rec) if rec.type == "benchmark" else []
-        findings = site.findings(rec)
-        ctx = {
-            "title": site.title(rec),
-            "rec": rec,
-            "banner": BANNERS.get(status) if isinstance(status, str) else None,
-            "n_findings": len(findings),
-            "facets": [
-                {"name": f.name, "label": f.label, "values": vals}
-                for f in facets
-                if (vals := V.facet_values(self.kb, rec, f, self.computed))
-            ],
-            "fields": V.field_nodes(site.linker, rec, skip=frozenset({"sources", "provenance", "arms", "conditions", "condition_gaps"})),
-            "sources": site.sources(rec),
-            "outgoing": site.outgoing(rec),
-            "backrefs": [
-                {
-                    "href": site.linker.record_href(b.source),
-                    "title": site.title(b.source),
-                    "type": b.source.type,
-                    "field": b.field,
-                    "label": V.BACKREF_LABELS.get((b.source.type, b.field)),
-                }
-                for b in shown
-            ],
-            "backrefs_total": len(backrefs),
-            "traps": [
-                {
-                    "href": site.linker.record_href(g),
-                    "title": site.title(g),
-                    "severity": g.data.get("severity"),
-                    "class": g.data.get("class"),
-                    "status": g.data.get("status"),
-                    "symptom": g.data.get("symptom"),
-                    "workaround": g.data.get("workaround"),
-                }
-                for g in known_traps(self.kb, rec)
-            ],
-            "backref_groups": self._backref_groups(rec, backrefs),
-            "provenance": site.provenance(rec),
-            "findings": findings,
-            "load_conditions": lc,
-            "lc_present": sum(1 for c in lc if c["status"] == "present"),
-            "conditions": site.conditions(rec) if rec.type == "benchmark" else [],
-            "arms": site.arms(rec),
-            "comparable": self._comparable(rec) if rec.type == "benchmark" else None,
-            "current": rec.dir,
-            "index_body": True,
-        }
+        ctx = record_context(self, rec, facets)
         self.render("record.html", f"{rec.dir}/{rec.id}.html", **ctx)
         self.result.records += 1
         if self.search:
@@ -219,100 +168,16 @@ class _Builder:
             )
             _write(self.staging / rec.dir / f"{rec.id}.html", stub)
 
-    def _comparable(self, rec: Record) -> dict[str, Any] | None:
-        """The record's strict comparability class (:mod:`inferkb.site.comparable`) as plain values for the template."""
-        from .comparable import CONDITION_LABELS, LENSES, MAX_LISTED, comparisons
-
-        pl = comparisons(self.kb).placement(rec)
-        if pl is None:
-            return None
-        linker, kb = self.site.linker, self.kb
-
-        def links(ids: list[str]) -> list[dict[str, Any]]:
-            out = []
-            for i in ids:
-                target = kb.resolve(i, "benchmark")
-                out.append({"text": self.site.title(target) if target else i, "href": linker.record_href(target) if target else None})
-            return out
-
-        has_compare = any(x.slug == "compare" for x in self.extra_pages)
-        return {
-            "status": pl.status,
-            "class_id": pl.class_id,
-            "others": links(pl.others[:MAX_LISTED]),
-            "others_total": len(pl.others),
-            "folded": links(pl.folded),
-            "missing": [{"label": CONDITION_LABELS.get(m, m), "why": why} for m, why in pl.missing],
-            "reason": pl.reason,
-            "nearest": [{"label": CONDITION_LABELS.get(c, c), "links": links(ids), "total": n} for c, ids, n in pl.nearest],
-            "model": pl.group.name,
-            "class_href": pl.href if has_compare else None,
-            "model_href": pl.group.href(LENSES[0]) if has_compare else None,
-            "hw_href": pl.group.href(LENSES[1]) if has_compare else None,
-        }
-
-    def _backref_groups(self, rec: Record, backrefs: list) -> list[dict[str, Any]]:
-        """Back-references counted by (type, field), each with a link to that type's table filtered to this record when a facet allows."""
-        counts: dict[tuple[str, str], int] = {}
-        for b in backrefs:
-            counts[(b.source.type, b.field)] = counts.get((b.source.type, b.field), 0) + 1
-        out = []
-        for (type_name, fld), n in sorted(counts.items(), key=lambda kv: -kv[1]):
-            spec = self.kb.profile.types[type_name]
-            facet = next((f for f in V.facets_for(type_name) if f.path == fld and not f.via), None)
-            href = f"{spec.dir}/index.html?{urlencode({facet.name: rec.id})}" if facet else None
-            out.append({"type": type_name, "field": fld, "count": n, "href": href, "label": V.BACKREF_LABELS.get((type_name, fld))})
-        return out
-
     def type_index(self, spec_name: str, spec_dir: str, recs: list[Record], facets: tuple[V.Facet, ...]) -> None:
-        columns = V.columns_for(spec_name)
-        rows = []
-        facet_counts: dict[str, dict[str, int]] = {f.name: {} for f in facets}
-        for rec in recs:
-            fvals = {}
-            for f in facets:
-                vals = V.facet_values(self.kb, rec, f, self.computed)
-                for v in vals:
-                    facet_counts[f.name][v] = facet_counts[f.name].get(v, 0) + 1
-                fvals[f.name] = "\t".join(vals)
-            cells = []
-            for col in columns:
-                raw = V.column_value(rec, col)
-                cells.append(self._cell(rec, col, raw))
-            status = rec.data.get("status")
-            rows.append(
-                {
-                    "href": f"{rec.id}.html",
-                    "title": self.site.title(rec),
-                    "status": status,
-                    "status_rank": STATUS_ORDER.get(str(status), 1),
-                    "cells": cells,
-                    "updated": rec.data.get("updated"),
-                    "facets": fvals,
-                }
-            )
-        # A facet is offered only when some value would narrow the table: a filter that cannot change the rows is noise.
-        offered = []
-        for f in facets:
-            counts = facet_counts[f.name]
-            narrowing = {v: n for v, n in counts.items() if n < len(recs)}
-            if len(counts) >= 2 or narrowing:
-                names = self._facet_labels(f, counts)
-                options = [
-                    {"value": v, "text": names.get(v, v), "count": n} for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-                ]
-                offered.append({"name": f.name, "label": f.label, "options": options})
-        # Only offered facets, and no attribute for an empty value (the script reads a missing one as empty).
-        names = {o["name"] for o in offered}
-        for row in rows:
-            row["facets"] = {k: v for k, v in row["facets"].items() if k in names and v}
+        table = type_table(self, spec_name, recs, facets)
+        rows, offered = table["rows"], table["facets"]
         charts = self.charted([CH.benchmarks_by_origin(self.site)]) if spec_name == "benchmark" else []
         self.render(
             "type_index.html",
             f"{spec_dir}/index.html",
             title=f"{spec_name} records",
             type_name=spec_name,
-            columns=columns,
+            columns=table["columns"],
             rows=rows,
             facets=offered,
             charts=charts,
@@ -320,41 +185,6 @@ class _Builder:
             page_rows=PAGE_ROWS,
             prehidden=bool(offered) and len(rows) > PAGE_ROWS,
         )
-
-    def _facet_labels(self, facet: V.Facet, counts: dict[str, int]) -> dict[str, str]:
-        target = {"accelerator": "accelerator", "engine": "engine", "format": "quantization"}.get(facet.name)
-        if not target:
-            return {}
-        out = {}
-        for v in counts:
-            rec = self.kb.resolve(v, target)
-            if rec is not None and self.site.title(rec) != v:
-                out[v] = f"{self.site.title(rec)} [{v}]"
-        return out
-
-    def _cell(self, rec: Record, col: V.Column, raw: Any) -> dict[str, Any]:
-        spec = self.kb.profile.types.get(rec.type)
-        last = col.path.rsplit(".", 1)[-1]
-        is_ref = bool(spec and last in spec.refs and "." not in col.path)
-        cell: dict[str, Any] = {"numeric": col.numeric, "sort": None, "links": None, "text": ""}
-        if is_ref and raw:
-            links = []
-            for ref in raw if isinstance(raw, list) else [raw]:
-                target = self.site.linker.target(rec.type, last, ref) if isinstance(ref, str) else None
-                links.append({"text": str(ref), "href": self.site.linker.record_href(target) if target else None})
-            cell["links"] = links
-            return cell
-        if col.numeric and isinstance(raw, (int, float)) and not isinstance(raw, bool):
-            cell["sort"] = raw
-        if isinstance(raw, list):
-            cell["text"] = ", ".join(V.fmt_scalar(v) for v in raw if not isinstance(v, (dict, list)))
-        elif raw is None or isinstance(raw, dict):
-            cell["text"] = "—" if raw is None else "…"
-        else:
-            cell["text"] = V.fmt_scalar(raw)
-        if col.unit == "@unit" and raw is not None and rec.data.get("unit"):
-            cell["text"] += f" {rec.data['unit']}"
-        return cell
 
     def home(self) -> None:
         site = self.site
