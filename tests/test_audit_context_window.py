@@ -68,3 +68,34 @@ def test_rule_is_registered_after_open():
 
     inferkb.open()
     assert rules.get("KB512").slug == "run-exceeds-context-window"
+
+
+def test_compare_shows_the_flag_beside_ranked_and_not_comparable_rows(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from inferkb.analysis.compare import compare
+
+    over = bench("over", 900.0, model_id="m2k", conditions=conds(2048, 2048))
+    ok = bench("ok", 100.0, model_id="m2k", conditions=conds(2048, 2048, max_model_len=4096))
+    loose = bench("loose", 50.0, model_id="m2k", conditions={"input_tokens": 2048, "output_tokens": 4096})
+    root = make_kb(tmp_path / "kb", [over, ok, loose], models=[small_model()])
+    result = compare(inferkb.open(root), model="m2k", vary=("engine_version",))
+    rows = {r.id: r for c in result.classes for r in c.rows}
+    assert rows["over"].flags == ["KB512: 2048 + 2048 tokens exceed m2k's 2048-position window"]
+    assert rows["ok"].flags == [] and rows["over"].rank == 1  # still ranked on its value, with the flag beside it
+    (nc,) = result.not_comparable
+    assert nc.id == "loose" and nc.flags and "2048 + 4096" in nc.flags[0]
+
+    def cli(*args):
+        cmd = [sys.executable, "-m", "inferkb", "compare", "--kb", str(root), "--model", "m2k", "--vary", "engine_version", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+    text = cli().stdout
+    assert "KB512: 2048 + 2048 tokens exceed m2k's 2048-position window" in text
+    doc = json.loads(cli("--format", "json").stdout)
+    flagged = [r["id"] for c in doc["classes"] for r in c["rows"] if r["flags"]]
+    assert flagged == ["over"]
+    csv_text = cli("--format", "csv").stdout
+    assert "flags" in csv_text.splitlines()[0] and "KB512" in csv_text

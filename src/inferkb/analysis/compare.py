@@ -74,6 +74,14 @@ def _context(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in ctx.items() if v is not None}
 
 
+def _flags(kb: KB, d: dict[str, Any]) -> list[str]:
+    """Audit verdicts shown beside a ranked row: KB512 when the run is longer than its model's context window."""
+    from ..audit.context_window import window_check
+
+    _, excess = window_check(kb, d)
+    return [excess.note()] if excess else []
+
+
 def _arm_rows(d: dict[str, Any], direction: str | None) -> list[ArmRow]:
     arms = d.get("arms")
     if not isinstance(arms, list) or not arms:
@@ -182,9 +190,12 @@ def compare(
         fixed.setdefault(key, {n: v for n, v in cs.fixed_by.items() if n not in varied})
     # Members of a group share model, metric, hardware, engine and format (KB127), so a selection holds all or none.
     repeat_of = memberships(records)
+    by_id = {rec.id: rec for rec in records}
     for nc in not_comparable:
         if nc.id in repeat_of:
             nc.repeat = repeat_of[nc.id].to_dict()
+        if nc.id in by_id:
+            nc.flags = _flags(kb, by_id[nc.id].data)
     classes = []
     for key, members in groups.items():
         shown, spellings = _shown(spelt[key])
@@ -282,6 +293,7 @@ def _rank(
                 context=_context(d),
                 arms=_arm_rows(d, direction),
                 repeats=info,
+                flags=_flags(kb, d),
             )
         )
     return ComparisonClass(key_id(key), dict(shown), dict(fixed), direction, rows)

@@ -42,6 +42,8 @@ class RankedRow:
     ``repeats``: for a row standing for a repeat group, ``{"group", "n", "ids",
     "values", "min", "median", "max"}`` (ids in line order, values the members'
     ranked values); ``value`` and ``headline`` are then the medians. ``None`` otherwise.
+    ``flags``: audit verdicts a reader must see beside the number (today KB512, a run longer than its model's
+    context window: :func:`inferkb.audit.context_window.window_check`); the row is still ranked on its value.
     """
 
     id: str
@@ -59,6 +61,7 @@ class RankedRow:
     context: dict[str, Any] = field(default_factory=dict)
     arms: list[ArmRow] = field(default_factory=list)
     repeats: dict[str, Any] | None = None
+    flags: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -88,6 +91,7 @@ class NotComparable:
     """A selected record that no class can take: ``missing`` names the unstated conditions, ``reason`` anything else.
 
     ``repeat``: ``{"group", "index", "n"}`` when the record is one of a repeat group's measurements, else ``None``.
+    ``flags``: as :attr:`RankedRow.flags`.
     """
 
     id: str
@@ -97,6 +101,7 @@ class NotComparable:
     missing: list[str]
     reason: str
     repeat: dict[str, Any] | None = None
+    flags: list[str] = field(default_factory=list)
 
 
 @dataclass

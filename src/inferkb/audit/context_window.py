@@ -11,6 +11,7 @@ processed. Its number is kept as published; the finding says why it should not b
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..rules import Rule, register
@@ -39,6 +40,45 @@ def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
 
 
+@dataclass(frozen=True)
+class WindowExcess:
+    """A run longer than its model's window: ``input_tokens``, ``output_tokens``, the model's ``window``
+    (``max_position_embeddings``, positions) and ``model`` (record id)."""
+
+    input_tokens: int
+    output_tokens: int
+    window: int
+    model: str
+
+    def note(self) -> str:
+        """One line for a reader (compare's notes column)."""
+        return f"KB512: {self.input_tokens} + {self.output_tokens} tokens exceed {self.model}'s {self.window}-position window"
+
+
+def window_check(kb: KB, data: dict[str, Any]) -> tuple[str, WindowExcess | None]:
+    """Classify benchmark ``data`` (a dict): ``("unchecked", None)`` when a length or the model is missing,
+    ``("no-window", None)`` when the model record states no ``max_position_embeddings``, ``("fits", None)``,
+    ``("extended", None)`` when a stated ``max_model_len`` or the model's ``context_scaling`` covers the run, or
+    ``("exceeded", WindowExcess)``. Raises nothing."""
+    conds = data.get("conditions") if isinstance(data.get("conditions"), dict) else {}
+    isl, osl = _int(conds.get("input_tokens")), _int(conds.get("output_tokens"))
+    mid = data.get("model_id")
+    if isl is None or osl is None or not isinstance(mid, str) or not mid or "model" not in kb.profile.types:
+        return "unchecked", None
+    model = kb.resolve(mid, "model")
+    if model is None:
+        return "unchecked", None
+    window = _int(model.data.get("max_position_embeddings"))
+    if window is None:
+        return "no-window", None
+    if isl + osl <= window:
+        return "fits", None
+    stated = _int(conds.get("max_model_len"))
+    if (stated is not None and stated >= isl + osl) or model.data.get("context_scaling"):
+        return "extended", None
+    return "exceeded", WindowExcess(isl, osl, window, model.id)
+
+
 @audit("context-window", "Benchmark input + output lengths vs the model's context window (max_position_embeddings).")
 def run(kb: KB) -> AuditResult:
     """Check every benchmark that states both lengths and names a model record.
@@ -50,39 +90,37 @@ def run(kb: KB) -> AuditResult:
     """
     result = AuditResult("context-window")
     figures: dict[str, Any] = {"checked": 0, "exceeded": 0, "extended": 0, "unchecked_no_window": 0, "by_model": {}}
-    if "benchmark" in kb.profile.types and "model" in kb.profile.types:
+    if "benchmark" in kb.profile.types:
         for rec in kb.by_type("benchmark"):
-            d = rec.data
-            conds = d.get("conditions") if isinstance(d.get("conditions"), dict) else {}
-            isl, osl = _int(conds.get("input_tokens")), _int(conds.get("output_tokens"))
-            mid = d.get("model_id")
-            if isl is None or osl is None or not isinstance(mid, str) or not mid:
+            verdict, excess = window_check(kb, rec.data)
+            if verdict == "unchecked":
                 continue
-            model = kb.resolve(mid, "model")
-            if model is None:
-                continue
-            window = _int(model.data.get("max_position_embeddings"))
-            if window is None:
+            if verdict == "no-window":
                 figures["unchecked_no_window"] += 1
                 continue
             figures["checked"] += 1
-            if isl + osl <= window:
-                continue
-            stated = _int(conds.get("max_model_len"))
-            if (stated is not None and stated >= isl + osl) or model.data.get("context_scaling"):
+            if verdict == "extended":
                 figures["extended"] += 1
+            if excess is None:
                 continue
             figures["exceeded"] += 1
-            figures["by_model"][model.id] = figures["by_model"].get(model.id, 0) + 1
+            figures["by_model"][excess.model] = figures["by_model"].get(excess.model, 0) + 1
+            total = excess.input_tokens + excess.output_tokens
             result.findings.append(
                 KB512.finding(
-                    f"input_tokens {isl} + output_tokens {osl} = {isl + osl} tokens exceed {model.id}'s context window of "
-                    f"{window} positions (max_position_embeddings in {model.key}); no longer max_model_len is stated, so "
-                    "the run cannot have processed the stated lengths and its rate is not a measurement of them",
+                    f"input_tokens {excess.input_tokens} + output_tokens {excess.output_tokens} = {total} tokens exceed "
+                    f"{excess.model}'s context window of {excess.window} positions (the model record's "
+                    "max_position_embeddings); no longer max_model_len is stated, so the run cannot have processed the "
+                    "stated lengths and its rate is not a measurement of them",
                     record=rec.key,
                     path=rec.path,
                     field="conditions.output_tokens",
-                    extra={"input_tokens": isl, "output_tokens": osl, "window": window, "model": model.id},
+                    extra={
+                        "input_tokens": excess.input_tokens,
+                        "output_tokens": excess.output_tokens,
+                        "window": excess.window,
+                        "model": excess.model,
+                    },
                 )
             )
     result.figures = figures

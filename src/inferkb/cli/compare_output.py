@@ -30,6 +30,7 @@ def _compare_rows(result) -> list[dict[str, Any]]:
                 "repeats": (r.repeats or {}).get("n"),
                 "repeat_min": (r.repeats or {}).get("min"),
                 "repeat_max": (r.repeats or {}).get("max"),
+                "flags": ";".join(r.flags) or None,
             }
             row.update({f"varied.{k}": v for k, v in r.varied.items()})
             rows.append(row)
@@ -45,6 +46,7 @@ def _compare_rows(result) -> list[dict[str, Any]]:
                 "reason": n.reason,
                 "repeat_group": (n.repeat or {}).get("group"),
                 "repeat": f"{n.repeat['index']}/{n.repeat['n']}" if n.repeat else None,
+                "flags": ";".join(n.flags) or None,
             }
         )
     return rows
@@ -106,7 +108,7 @@ def _print_compare(result, show_all: bool) -> None:
         )
         mixed_origins = len({r.context.get("origin") for r in cls.rows}) > 1
         for r in cls.rows[:limit]:
-            notes = []
+            notes = list(r.flags)
             if r.experimental:
                 notes.append("EXPERIMENTAL")
             if r.same_measurement:
@@ -140,7 +142,8 @@ def _print_compare(result, show_all: bool) -> None:
         t = _table("\nnot comparable (a condition is not stated, or no value)", ["value", "missing / reason", "benchmark"])
         for n in result.not_comparable[: None if show_all else 10]:
             shown = f"{n.id} (repeat {n.repeat['index']}/{n.repeat['n']})" if n.repeat else n.id
-            t.add_row(f"{_fmt_num(n.value)} {n.unit or ''}", ", ".join(n.missing) if n.missing else n.reason, shown)
+            why = ", ".join(n.missing) if n.missing else n.reason
+            t.add_row(f"{_fmt_num(n.value)} {n.unit or ''}", "; ".join([why, *n.flags]), shown)
         console.print(t)
         if not show_all and len(result.not_comparable) > 10:
             console.print(f"... {len(result.not_comparable) - 10} more (--all)")
