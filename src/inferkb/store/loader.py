@@ -18,8 +18,8 @@ from ..findings import Finding
 from ..jsonio import JOURNAL_NAME, is_temp_name, parse_bytes_compact
 from ..profile import Profile, TypeSpec
 from ..urls import may_hold_unsafe_url
-from .batch import journal_problem, orphans
 from .cache import CacheFile, StampsOnly, file_stamp, now_ns
+from .leftovers import orphans
 from .records import KEBAB, Record
 
 
@@ -182,6 +182,8 @@ def report_interrupted_writes(out: Loaded, root: Path, profile: Profile) -> None
 
     The last step of :func:`load_records` (not of one reading only some files)."""
     if os.path.lexists(root / JOURNAL_NAME):
+        from .batch import journal_problem  # the batch writer only when a journal is there
+
         problem = journal_problem(root)
         if problem is None:
             message = f"{JOURNAL_NAME} remains: a batch write was interrupted while putting its files in place; the next inferkb write to this KB rolls it back"
