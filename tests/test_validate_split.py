@@ -269,9 +269,11 @@ def test_cli_validate_stays_in_one_process_on_a_busy_machine(troubled_kb, monkey
 
 
 def test_the_cli_keeps_the_validated_kb_to_the_process_end(troubled_kb, monkeypatch):
-    """Run as the process's entry point, ``validate`` hands its KB to ``keep_to_exit`` (exit without freeing it)."""
+    """Run as the process's entry point, ``validate`` hands its KB to ``keep_to_exit`` (exit without freeing it);
+    the split hands over its working tables too."""
     from inferkb.cli import common
 
+    monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
     monkeypatch.setattr(common.process, "owned", True)
     monkeypatch.setattr(common, "_KEPT", [])
     try:
@@ -280,8 +282,10 @@ def test_the_cli_keeps_the_validated_kb_to_the_process_end(troubled_kb, monkeypa
             assert CliRunner().invoke(cli, ["validate", "--kb", str(troubled_kb), "--format", "json"]).exit_code == 1
     finally:
         gc.unfreeze()  # the owned CLI froze this test process's objects
-    assert [type(kb).__name__ for kb in common._KEPT] == ["KB", "KB"]
-    assert all(len(kb.records) > 300 for kb in common._KEPT)
+    kept = [type(obj).__name__ for obj in common._KEPT]
+    assert kept == ["KB", "KB", "list"]  # one process: the KB; the split: the KB and its working tables
+    assert all(len(kb.records) > 300 for kb in common._KEPT[:2])
+    assert any(type(t) is dict and len(t) > 300 for t in common._KEPT[2])  # the findings by record, among others
 
 
 def test_repeat_groups_across_both_shares_give_the_serial_findings(tmp_path, monkeypatch):

@@ -77,7 +77,7 @@ def validate_path(
     ignore: list[str] | None = None,
     max_dangling_refs: int | None = None,
     today: _dt.date | None = None,
-    keep: Callable[[KB], object] | None = None,
+    keep: Callable[[object], object] | None = None,
 ) -> Report | None:
     """Open the KB at ``path`` and validate it in two processes; ``None`` when that does not apply (then load it
     with :func:`inferkb.open` and call :meth:`~inferkb.KB.validate` as usual).
@@ -88,15 +88,20 @@ def validate_path(
     A KB with fewer than :data:`SPLIT_MIN_FILES` record files is loaded and validated in this process (still a
     report). Raises what :func:`inferkb.open` and :func:`inferkb.validate.validate` raise (``KBNotFound``,
     ``KBError`` for a bad ``kb.toml``, ``UsageError`` for an unknown type). ``keep`` is called with the KB it
-    opened (the CLI keeps it to the process's end: :func:`inferkb.cli.common.keep_to_exit`).
+    opened and with a list that holds, at the return, this function's working tables (the walk, the findings by
+    record, both shares' results): the CLI keeps both to the process's end (:func:`inferkb.cli.common.keep_to_exit`),
+    so that neither the records nor the tables are freed one object at a time (about 10 ms for the tables at
+    20,000 records).
     """
     if jobs < 2 or load_cache.enabled() or not can_fork():
         return None
     root, bundled = locate(path)
     kb = KB(root, load_profile(root), bundled=bundled)
     kb.use_cache = False
+    tables: list[object] = []
     if keep is not None:
         keep(kb)
+        keep(tables)
     today = today or _dt.date.today()
     wanted = {kb.type_spec(t).name for t in types} if types else None
     options = {"types": types, "select": select, "ignore": ignore, "max_dangling_refs": max_dangling_refs, "today": today}
@@ -150,6 +155,8 @@ def validate_path(
                 # Each process resolved its own records; the serial order is record by record in walk order.
                 refs = sorted([*own_refs, *child_refs], key=lambda f: position[f.record])
                 cross = (refs, own_dangling + child_dangling, shared)
+                if keep is not None:
+                    tables.extend((items, files, theirs, mine, own, own_tags, loaded, head, child_result, checked, position))
                 return validate(kb, **options, checked=checked, cross=cross)
         report_interrupted_writes(loaded, root, kb.profile)
         kb.install(loaded)
