@@ -197,7 +197,7 @@ def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
     if rec.type == "model":
         out.extend(per_layer_findings(rec))
     if rec.type == "benchmark":
-        out.extend(stat_findings(d, kb.metrics or bundled_metrics(), record=rec.key, path=rec.path))
+        out.extend(stat_findings(d, kb.metrics or bundled_metrics(), record=rec.key, path=rec.path, durations=kb.duration_scan_needed(rec)))
         mid, base_mid = d.get("model_id"), d.get("base_model_id")
         if isinstance(mid, str) and mid and isinstance(base_mid, str) and base_mid and base_mid != mid:
             out.append(

@@ -147,6 +147,7 @@ def validate_path(
                 cross = None
                 extra, tags = _load_some(items, sorted(theirs), root, kb.profile)
                 own.url_clear |= extra.url_clear
+                own.duration_clear |= extra.duration_clear
                 loaded = _merge(own, own_tags, extra.records, tags)
                 loaded.files_seen += extra.files_seen
             else:
@@ -191,7 +192,7 @@ def _load_some(items: list[Item], indices: list[int], root: Any, profile: Any) -
 def _merge(own: Loaded, own_tags: Tags, records: dict[str, Record], tags: Tags) -> Loaded:
     """One :class:`Loaded` in walk order from the parent's share (``own``) and the child's (``records``, ``tags``);
     ``files_seen`` counts the parent's share only."""
-    out = Loaded(url_clear=own.url_clear)
+    out = Loaded(url_clear=own.url_clear, duration_clear=own.duration_clear)
     out.files_seen = own.files_seen
     placed = sorted([*zip(own_tags[0], own.records.values(), strict=True), *zip(tags[0], records.values(), strict=True)], key=_walk_index)
     out.records = {rec.key: rec for _, rec in placed}
