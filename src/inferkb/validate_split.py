@@ -153,9 +153,10 @@ def validate_path(
             else:
                 child_checked, child_refs, child_dangling = child_result
                 checked.update(child_checked)
-                position = {key: n for n, key in enumerate(kb.records)}
-                # Each process resolved its own records; the serial order is record by record in walk order.
-                refs = sorted([*own_refs, *child_refs], key=lambda f: position[f.record])
+                # Each process resolved its own records; the serial order is record by record in walk order
+                # (each list is in that order already, so only findings from both need sorting).
+                position = {key: n for n, key in enumerate(kb.records)} if own_refs and child_refs else {}
+                refs = sorted([*own_refs, *child_refs], key=lambda f: position[f.record]) if position else own_refs or child_refs
                 cross = (refs, own_dangling + child_dangling, shared)
                 if keep is not None:
                     tables.extend((items, files, theirs, mine, own, own_tags, loaded, head, child_result, checked, position))
