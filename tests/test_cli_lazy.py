@@ -67,6 +67,18 @@ def test_validate_does_not_import_the_write_path_ctypes_or_pickle_py():
         loaded = _modules_after_validate(env={**os.environ, "INFERKB_JOBS": jobs, "INFERKB_NO_CACHE": "1"})
         assert "inferkb.validate_split" in loaded and "inferkb.store.loader" in loaded
         assert not loaded & {"inferkb.store.writer", "inferkb.store.lock", "ctypes", "pickle"}, jobs
+        # Nor the batch writer and its descriptor layer (the leftover-file scan is apart), nor secrets (temp names).
+        assert not loaded & {"inferkb.store.batch", "inferkb.store.dirfd", "secrets"}, jobs
+
+
+def test_importing_urls_compiles_no_prefilter_regex_yet():
+    """The KB112 prefilter's large regex (about 3 ms to compile) is built on first need, not at import."""
+    out = _py(
+        "import re; re.purge(); from inferkb import urls; "
+        "print(urls._maybe_dangerous.cache_info().currsize); "
+        'urls.may_hold_unsafe_url(b\'{"a": "\\\\u0001javascript:x"}\'); print(urls._maybe_dangerous.cache_info().currsize)'
+    )
+    assert out.split() == ["0", "1"]
 
 
 def test_help_lists_every_built_in_command_in_a_fresh_process():

@@ -166,42 +166,42 @@ def test_a_failed_child_costs_no_finding(troubled_kb, monkeypatch, child_work):
 _CHILD_WORK = validate_split._child_work
 
 
-def _checks_fail(kb, items, indices, wanted, today, send_head):
-    """The child loads its share and sends the stubs, then dies before sending its findings."""
-    _CHILD_WORK(kb, items, indices, wanted, today, send_head)
+def _checks_fail(kb, items, indices, wanted, today, send_head, parent_records):
+    """The child loads its share and sends its head, then dies before sending its findings."""
+    _CHILD_WORK(kb, items, indices, wanted, today, send_head, parent_records)
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def test_a_child_that_fails_after_sending_its_stubs_costs_no_finding(troubled_kb, monkeypatch):
+def test_a_child_that_fails_after_sending_its_head_costs_no_finding(troubled_kb, monkeypatch):
     monkeypatch.setattr(validate_split, "_child_work", _checks_fail)
     split, used = _split(troubled_kb, monkeypatch)
-    assert used == [True]  # the stubs came, the findings did not: the parent loaded and checked that share itself
+    assert used == [True]  # the head came, the findings did not: the parent loaded and checked that share itself
     assert split == _serial(troubled_kb)
 
 
 def test_the_cross_record_rules_run_while_the_child_still_checks(troubled_kb, monkeypatch):
-    """The parent resolves references and KB205 once the child's stubs arrive, before the child's findings do."""
+    """The parent resolves its records' references and KB205 once the child's head arrives, before the child's findings do."""
     import time
 
-    def slow_checks(kb, items, indices, wanted, today, send_head):
+    def slow_checks(kb, items, indices, wanted, today, send_head, parent_records):
         def send_then_wait(head):
             send_head(head)
             time.sleep(1.0)
 
-        return _CHILD_WORK(kb, items, indices, wanted, today, send_then_wait)
+        return _CHILD_WORK(kb, items, indices, wanted, today, send_then_wait, parent_records)
 
     monkeypatch.setattr(validate_split, "_child_work", slow_checks)
     children = []
     receive = validate_split._receive
     monkeypatch.setattr(validate_split, "_receive", lambda child: children.append(child) or receive(child))
     alive = []
-    cross = validate_split.cross_record_findings
+    shared = validate_split.shared_id_findings
 
     def spy(kb, types):
         alive.append(os.waitpid(children[0].pid, os.WNOHANG) == (0, 0))
-        return cross(kb, types)
+        return shared(kb, types)
 
-    monkeypatch.setattr(validate_split, "cross_record_findings", spy)
+    monkeypatch.setattr(validate_split, "shared_id_findings", spy)
     monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
     split = validate_split.validate_path(troubled_kb, 2).to_dict()
     assert alive == [True]
@@ -269,9 +269,11 @@ def test_cli_validate_stays_in_one_process_on_a_busy_machine(troubled_kb, monkey
 
 
 def test_the_cli_keeps_the_validated_kb_to_the_process_end(troubled_kb, monkeypatch):
-    """Run as the process's entry point, ``validate`` hands its KB to ``keep_to_exit`` (exit without freeing it)."""
+    """Run as the process's entry point, ``validate`` hands its KB to ``keep_to_exit`` (exit without freeing it);
+    the split hands over its working tables too."""
     from inferkb.cli import common
 
+    monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
     monkeypatch.setattr(common.process, "owned", True)
     monkeypatch.setattr(common, "_KEPT", [])
     try:
@@ -280,8 +282,10 @@ def test_the_cli_keeps_the_validated_kb_to_the_process_end(troubled_kb, monkeypa
             assert CliRunner().invoke(cli, ["validate", "--kb", str(troubled_kb), "--format", "json"]).exit_code == 1
     finally:
         gc.unfreeze()  # the owned CLI froze this test process's objects
-    assert [type(kb).__name__ for kb in common._KEPT] == ["KB", "KB"]
-    assert all(len(kb.records) > 300 for kb in common._KEPT)
+    kept = [type(obj).__name__ for obj in common._KEPT]
+    assert kept == ["KB", "KB", "list"]  # one process: the KB; the split: the KB and its working tables
+    assert all(len(kb.records) > 300 for kb in common._KEPT[:2])
+    assert any(type(t) is dict and len(t) > 300 for t in common._KEPT[2])  # the findings by record, among others
 
 
 def test_repeat_groups_across_both_shares_give_the_serial_findings(tmp_path, monkeypatch):
@@ -327,3 +331,61 @@ def test_load_indexed_gives_load_items_results_and_where_each_came_from(troubled
     share = Loaded()
     record_items, _ = load_indexed(share, items, odd, troubled_kb, profile)
     assert set(record_items) <= set(odd) and len(record_items) == len(share.records)
+
+
+def test_a_reference_to_a_file_that_did_not_load_in_the_other_share_stays_unresolved(tmp_path, monkeypatch):
+    """Each process resolves its own records' references against the records the other one loaded, not against
+    the files it listed: a source whose file is broken (KB001) or a duplicate-key object (KB002) is no source."""
+    root = tmp_path / "kb"
+    _synth().generate(root, 300, seed=5)
+    data = root / "data"
+    (data / "sources" / "zz-broken-1.json").write_text('{"id": ')  # KB001
+    (data / "sources" / "zz-broken-2.json").write_text('{"id": "a", "id": "b"}\n')  # KB002: the other share
+    bench = sorted((data / "benchmarks").glob("*.json"))
+    for path in bench[:4]:  # consecutive files: both shares cite both broken sources
+        doc = json.loads(path.read_text())
+        doc["sources"] = [*doc.get("sources", []), "zz-broken-1", "zz-broken-2"]
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+    split, used = _split(root, monkeypatch)
+    assert used == [True]
+    serial = _serial(root)
+    assert split == serial
+    unresolved = [f for f in serial["findings"] if f["code"] == "KB201" and f["extra"]["id"].startswith("zz-broken")]
+    assert len(unresolved) == 8
+
+
+def test_the_parent_resolves_only_its_own_records_references(troubled_kb, monkeypatch):
+    """The child resolves its share's references itself and sends the findings; the parent's pass covers its own."""
+    seen = []
+    references = validate_split._references
+
+    def spy(kb, recs, wanted):
+        recs = list(recs)
+        seen.append(len(recs))
+        return references(kb, recs, wanted)
+
+    monkeypatch.setattr(validate_split, "_references", spy)  # the child's calls land in its own copy of seen
+    split, used = _split(troubled_kb, monkeypatch)
+    assert used == [True]
+    assert len(seen) == 1 and 0 < seen[0] < split["records"] * 0.6
+    assert split == _serial(troubled_kb)
+
+
+def test_a_child_that_gets_no_record_list_costs_no_finding(troubled_kb, monkeypatch):
+    """Without the parent's record list the child cannot resolve references: it fails, the parent does its share."""
+
+    def no_list(kb, items, indices, wanted, today, send_head, parent_records):
+        return _CHILD_WORK(kb, items, indices, wanted, today, send_head, lambda: None)
+
+    monkeypatch.setattr(validate_split, "_child_work", no_list)
+    split, used = _split(troubled_kb, monkeypatch)
+    assert used == [True]
+    assert split == _serial(troubled_kb)
+
+
+@pytest.mark.parametrize("share", [0.5, 0.25, 0.53, 0.55, 0.56, 0.6, 0.45, 1 / 3])
+@pytest.mark.parametrize("n", [0, 1, 7, 2000, 4581, 20000])
+def test_the_child_share_is_the_files_where_the_share_floor_steps(share, n):
+    files = list(range(100, 100 + n))
+    expected = [f for k, f in enumerate(files) if int((k + 1) * share) > int(k * share)]
+    assert validate_split._child_share(files, share) == expected

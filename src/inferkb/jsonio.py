@@ -15,7 +15,6 @@ import json
 import math
 import os
 import re
-import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -395,6 +394,8 @@ JOURNAL_NAME = ".inferkb-journal.json"
 
 def temp_path(path: Path, kind: str = "tmp") -> Path:
     """A fresh temp (``kind="tmp"``) or backup (``"bak"``) name beside ``path``, matching :data:`TEMP_NAME`."""
+    import secrets  # here, not at the top: random and hmac (OpenSSL) are start-up time that reading never uses
+
     return path.with_name(f".{path.name}.inferkb-{os.getpid()}-{secrets.token_hex(4)}.{kind}")
 
 

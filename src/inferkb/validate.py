@@ -42,6 +42,7 @@ __all__ = [
     "record_checks",
     "reference_findings",
     "cross_record_findings",
+    "shared_id_findings",
     "cross_record_data",
     "schema_doc",
     "schema_file",
@@ -51,7 +52,7 @@ __all__ = [
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # Fields whose date says when something was checked; such a date cannot be in the future.
 NO_FUTURE_FIELDS = frozenset({"updated", "accessed"})
-# A field whose source_id must be a cited source record (KB207); the split's record stubs keep it.
+# A field whose source_id must be a cited source record (KB207); the warm path's cached record data keeps it.
 BASIS_FIELD = "runtime_devices_basis"
 
 
@@ -196,7 +197,7 @@ def record_rules(kb: KB, rec: Record, today: _dt.date) -> list[Finding]:
     if rec.type == "model":
         out.extend(per_layer_findings(rec))
     if rec.type == "benchmark":
-        out.extend(stat_findings(d, kb.metrics or bundled_metrics(), record=rec.key, path=rec.path))
+        out.extend(stat_findings(d, kb.metrics or bundled_metrics(), record=rec.key, path=rec.path, durations=kb.duration_scan_needed(rec)))
         mid, base_mid = d.get("model_id"), d.get("base_model_id")
         if isinstance(mid, str) and mid and isinstance(base_mid, str) and base_mid and base_mid != mid:
             out.append(
@@ -466,7 +467,7 @@ def cross_record_data(kb: KB, rec: Record) -> dict[str, Any]:
     (:func:`cross_record_findings`), or the whole data for a member of a repeat group (``repeat_group`` set:
     :func:`inferkb.validate_repeats.repeat_group_findings` compares the members' conditions; without the field a
     record reads as outside any group). A record whose data is this dict gets the cross-record findings of the
-    whole record: the two-process validate sends it, the findings cache keeps it."""
+    whole record: the findings cache keeps it (the warm validate, :mod:`inferkb.validate_warm`)."""
     if rec.data.get(REPEAT_FIELD) is not None:
         return rec.data
     out = {f: rec.data[f] for f in ("sources", BASIS_FIELD, *kb.profile.types[rec.type].refs) if f in rec.data}
@@ -501,6 +502,12 @@ def cross_record_findings(kb: KB, types: list[str] | None = None) -> CrossRecord
     ``flops[].source_id``."""
     recs = [r for r in kb.records.values() if not types or r.type in types]
     refs, dangling = reference_findings(kb, recs)
+    return refs, dangling, shared_id_findings(kb, types)
+
+
+def shared_id_findings(kb: KB, types: list[str] | None = None) -> list[Finding]:
+    """KB205: each bare id held by records of more than one type (one of them of ``types`` when given), in
+    :attr:`~inferkb.KB.by_id` order. Reads only each record's key, id, type and path."""
     shared_ids = []
     for bare, hits in kb.by_id.items():
         if len(hits) > 1 and len({h.type for h in hits}) > 1 and (not types or any(h.type in types for h in hits)):
@@ -509,7 +516,7 @@ def cross_record_findings(kb: KB, types: list[str] | None = None) -> CrossRecord
                     f"id {bare!r} is used by {', '.join(h.key for h in hits)}", record=hits[0].key, path=hits[0].path, field="id"
                 )
             )
-    return refs, dangling, shared_ids
+    return shared_ids
 
 
 def validate(
@@ -531,8 +538,8 @@ def validate(
     ``select``/``ignore`` filter findings by code or code prefix.
     ``checked`` (``{record key: findings}``) holds the :func:`record_checks` of records already checked elsewhere
     (a worker process, :mod:`inferkb.validate_split`) for ``today``; those records are not checked again.
-    ``cross`` is :func:`cross_record_findings` of this ``kb`` and ``types``, already computed (the split computes it
-    while its child still checks records). ``cache`` is the findings cache of ``kb`` for ``today``
+    ``cross`` is :func:`cross_record_findings` of this ``kb`` and ``types``, already computed (the split puts it together
+    from what each of its processes resolved). ``cache`` is the findings cache of ``kb`` for ``today``
     (:func:`findings_cache`) when the caller has read it already (:mod:`inferkb.validate_warm`); by default it is
     read here (when the KB uses the load cache). Raises :class:`UsageError` for an unknown type.
     """
@@ -564,7 +571,7 @@ def validate(
         cache.save()
     refs, dangling, shared_ids = cross if cross is not None else cross_record_findings(kb, types)
     findings.extend(refs)
-    # Not in cross_record_findings: the split resolves those on record stubs, and a repeat group compares conditions.
+    # Not in cross_record_findings: a repeat group compares whole records (the split sends its members whole).
     findings.extend(repeat_group_findings(kb, recs))
     findings.extend(shared_ids)
     budget = max_dangling_refs if max_dangling_refs is not None else kb.profile.max_dangling_refs

@@ -362,11 +362,15 @@ def _metric_kind(metrics: Mapping[str, Mapping[str, Any]], name: str | None) -> 
     return dim, dim == "latency" and entry.get("measures") != "itl"
 
 
-def stat_findings(data: Mapping[str, Any], metrics: Mapping[str, Mapping[str, Any]], *, record: str, path: str) -> list[Finding]:
+def stat_findings(
+    data: Mapping[str, Any], metrics: Mapping[str, Mapping[str, Any]], *, record: str, path: str, durations: bool = True
+) -> list[Finding]:
     """KB120-KB123 findings for one benchmark record's ``data``.
 
     ``metrics`` is the metric registry ``{name: {dimension, ...}}`` (an empty
-    registry skips the sign rules that need a metric's dimension).
+    registry skips the sign rules that need a metric's dimension). ``durations=False``: the caller knows that no
+    key of :data:`DURATION_KEYS` occurs in ``data`` (the loader saw no ``"duration`` in its bytes), so the run
+    durations are not looked for.
     """
     out: list[Finding] = []
 
@@ -385,6 +389,8 @@ def stat_findings(data: Mapping[str, Any], metrics: Mapping[str, Mapping[str, An
             for rule, field, message in block_problems(where, name, block, *_metric_kind(metrics, name)):
                 add(rule, field, message)
     _zero_token_rates(data, metrics, add)
+    if not durations:
+        return out
     timed = {k: data.get(k) for k in ("submission", "environment", "conditions")}
     for field, x in _durations(timed, "") if _may_hold_duration(timed) else ():
         if x <= 0:

@@ -113,7 +113,7 @@ def _load(kb: KB, items: list[Item], cache: CacheFile, started: int) -> tuple[Lo
     if record_items:  # two runs, each in walk order
         placed.extend(zip(record_items, fresh.records.values(), strict=True))
         placed.sort(key=_walk_index)
-    out = Loaded(url_clear=fresh.url_clear, stamps=fresh.stamps)
+    out = Loaded(url_clear=fresh.url_clear, duration_clear=fresh.duration_clear, stamps=fresh.stamps)
     out.records = {rec.key: rec for _, rec in placed}
     out.files_seen = fresh.files_seen + len(checked)
     for _, found in finding_items:

@@ -62,6 +62,7 @@ def locate(path: str | os.PathLike | None) -> tuple[Path, bool]:
 
 # Keys of the records the loader proved free of KB112 candidates (a table of the index: dropped on any write).
 _URL_CLEAR = "url_clear"
+_DURATION_CLEAR = "duration_clear"
 STAMPS = "load.stamps"  # {key: file stamp} seeded by load; an index table, so dropped on any write
 
 
@@ -120,6 +121,7 @@ class Store:
         file count, replacing any it had; the index starts afresh (version 0)."""
         self.index = Index(loaded.records)
         self.index.seed(_URL_CLEAR, loaded.url_clear)
+        self.index.seed(_DURATION_CLEAR, loaded.duration_clear)
         self.index.seed(STAMPS, loaded.stamps)
         self.load_findings = loaded.findings
         self.files_seen = loaded.files_seen
@@ -161,6 +163,12 @@ class Store:
         """False when the loader proved that ``rec`` (the indexed record, unchanged since loading) holds no string
         rule KB112 could report (:func:`inferkb.urls.may_hold_unsafe_url` on the bytes it parsed); else True."""
         clear = self.index.peek(_URL_CLEAR)
+        return clear is None or rec.key not in clear or self.index.records.get(rec.key) is not rec
+
+    def duration_scan_needed(self, rec: Record) -> bool:
+        """False when the loader saw that ``"duration`` occurs nowhere in the bytes of ``rec`` (the indexed record,
+        unchanged since loading), so rule KB122 has no run duration to read there; else True."""
+        clear = self.index.peek(_DURATION_CLEAR)
         return clear is None or rec.key not in clear or self.index.records.get(rec.key) is not rec
 
     def memo(self, name: str, build: Callable[[], T]) -> T:

@@ -53,13 +53,14 @@ import errno
 import json
 import os
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import JournalRefused, RecordExists, UnsafePath, WriteConflict
-from ..jsonio import JOURNAL_NAME, TEMP_NAME, default_mode, is_temp_name, temp_path
+from ..jsonio import JOURNAL_NAME, TEMP_NAME, default_mode, temp_path
 from .dirfd import Dir, Tree
+from .leftovers import _open_dir, _temp_files, orphans  # noqa: F401 - orphans: re-exported, the name it had here
 
 # Errors of file systems that cannot hard-link (FAT, some network mounts): fall back to plain renames.
 _NO_LINK = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK, errno.ENOSYS}
@@ -458,50 +459,6 @@ def recover(root: Path, tree: Tree | None = None) -> Outcome | None:
     tree.top.unlink(JOURNAL_NAME)
     tree.top.fsync()
     return out
-
-
-def _open_dir(root: Path, rel: str) -> int | None:
-    """A descriptor of ``root/rel`` opened one component at a time with ``O_NOFOLLOW``; ``None`` if a component is
-    missing, not a directory or a symlink (a symlinked directory is never looked behind)."""
-    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(root, flags)
-    except OSError:
-        return None
-    for part in [p for p in rel.split("/") if p]:
-        try:
-            nxt = os.open(part, flags, dir_fd=fd)
-        except OSError:  # ELOOP (a symlink), ENOTDIR, ENOENT
-            os.close(fd)
-            return None
-        os.close(fd)
-        fd = nxt
-    return fd
-
-
-def _temp_files(root: Path, dirs: Iterable[str]) -> Iterator[tuple[int, str, Path]]:
-    """``(folder descriptor, name, path)`` of each temp or backup file (:func:`inferkb.jsonio.is_temp_name`) in
-    ``root/<rel>`` for each KB-relative folder ``rel`` of ``dirs``; symlinked or missing folders are skipped. The
-    descriptor stays open while its files are yielded and is closed after."""
-    for rel in dirs:
-        fd = _open_dir(root, rel)
-        if fd is None:
-            continue
-        try:
-            with os.scandir(fd) as it:
-                names = sorted(
-                    e.name for e in it if e.name.startswith(".") and is_temp_name(e.name) and not e.is_dir(follow_symlinks=False)
-                )
-            for name in names:
-                yield fd, name, root / rel / name
-        finally:
-            os.close(fd)
-
-
-def orphans(root: Path, dirs: Iterable[str]) -> list[Path]:
-    """Temp and backup files (:func:`inferkb.jsonio.is_temp_name`) left in ``root/<rel>`` for each KB-relative
-    folder ``rel`` of ``dirs`` (``""`` is the root itself) by interrupted writes, sorted; symlinked folders are skipped."""
-    return sorted(path for _fd, _name, path in _temp_files(root, dirs))
 
 
 def clean(root: Path, dirs: Iterable[str]) -> list[Path]:

@@ -18,8 +18,8 @@ from ..findings import Finding
 from ..jsonio import JOURNAL_NAME, is_temp_name, parse_bytes_compact
 from ..profile import Profile, TypeSpec
 from ..urls import may_hold_unsafe_url
-from .batch import journal_problem, orphans
 from .cache import CacheFile, StampsOnly, file_stamp, now_ns
+from .leftovers import orphans
 from .records import KEBAB, Record
 
 
@@ -27,13 +27,16 @@ from .records import KEBAB, Record
 class Loaded:
     """What :func:`load_records` read: ``records`` (``{key: Record}`` in load order), ``findings``
     (KB0xx problems), ``files_seen`` (``.json`` files considered), ``url_clear`` (keys of the records whose
-    serialised form shows no string rule KB112 could report: :func:`inferkb.urls.may_hold_unsafe_url`) and
+    serialised form shows no string rule KB112 could report: :func:`inferkb.urls.may_hold_unsafe_url`),
+    ``duration_clear`` (keys of the benchmark records in whose serialised form ``"duration`` occurs nowhere, so
+    that no key of :data:`inferkb.validate_stats.DURATION_KEYS` is there for rule KB122 to read) and
     ``stamps`` (``{key: file stamp}`` of the records a load cache may keep: :func:`inferkb.store.cache.file_stamp`)."""
 
     records: dict[str, Record] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     files_seen: int = 0
     url_clear: set[str] = field(default_factory=set)
+    duration_clear: set[str] = field(default_factory=set)
     stamps: dict[str, str] = field(default_factory=dict)
 
 
@@ -182,6 +185,8 @@ def report_interrupted_writes(out: Loaded, root: Path, profile: Profile) -> None
 
     The last step of :func:`load_records` (not of one reading only some files)."""
     if os.path.lexists(root / JOURNAL_NAME):
+        from .batch import journal_problem  # the batch writer only when a journal is there
+
         problem = journal_problem(root)
         if problem is None:
             message = f"{JOURNAL_NAME} remains: a batch write was interrupted while putting its files in place; the next inferkb write to this KB rolls it back"
@@ -315,6 +320,8 @@ def _load_entry(
     clear = compact is not None and not may_hold_unsafe_url(compact, colons)
     if clear:
         out.url_clear.add(key)
+    if spec.name == "benchmark" and compact is not None and b'"duration' not in compact:
+        out.duration_clear.add(key)
     # Only what orjson parsed (so orjson writes it back exactly) under a kebab-case name is cached.
     if stamp is not None and compact is not None and KEBAB.match(stem):
         cache.put(rel, [stamp, data, clear])
