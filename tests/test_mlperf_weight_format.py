@@ -262,7 +262,8 @@ def test_no_changed_bundled_record_is_measured_against_the_fp16_peak(bundled):
         assert stated_weight_bits(bundled, r.data)[0] is None
         # no MFU at all where the accelerator record has no FLOPS table (GH200 144GB), never the 16-bit peak
         assert peak is None or peak[1] not in ("bf16", "fp16"), (r.id, peak)
-        assert basis.startswith("fastest datapath")
+        # GH200: its record marks the fp8 peak unrecorded (spec_gaps flops.fp8), so no MFU against bf16 989 at all
+        assert basis.startswith("fastest datapath") or (peak is None and "incomplete" in basis), (r.id, basis)
 
 
 def test_the_derivation_has_nothing_left_to_do_on_the_bundled_kb(bundled):

@@ -188,10 +188,20 @@ def mfu_peak(
     (:func:`stated_weight_bits`, :func:`inferkb.roofline.peak_dense_tflops`); the
     fastest of all (4-bit and wider) only when the record states no format. The
     site's roofline pages and ``inferkb roofline`` both use it. ``stated``: the
-    caller's :func:`stated_weight_bits` of ``data`` when it has it already.
+    caller's :func:`stated_weight_bits` of ``data`` when it has it already. ``None`` when the record's one
+    accelerator marks that ceiling incomplete (:func:`inferkb.audit.plausibility_candidates.incomplete_ceiling`:
+    GH200's unrecorded fp8 peak), with that reason.
     """
     bits, basis = stated if stated is not None else stated_weight_bits(kb, data)
     peak = roofline.peak_dense_tflops(flops_rows, bits if bits is not None else UNKNOWN_FORMAT_BITS)
+    ids = data.get("accelerator_ids")
+    acc = kb.resolve(ids[0], "accelerator") if peak and isinstance(ids, list) and len(ids) == 1 and isinstance(ids[0], str) else None
+    if acc is not None and (acc.data.get("flops") or []) == flops_rows:
+        from .plausibility_candidates import incomplete_ceiling  # imports this module: read at call time
+
+        why = incomplete_ceiling(acc.data, bits if bits is not None else 0, peak)
+        if why:  # the part's record says a faster usable peak exists and is not recorded: no MFU against a slower one
+            return None, why
     if bits is None:
         return peak, "fastest datapath: the record states no weight format"
     return peak, f"peak at the record's weight format, {basis}"
