@@ -145,8 +145,8 @@ def test_mfu_does_not_fall_back_to_the_contradicted_table_value(kb_root):
     bits, basis = stated_weight_bits(kb, changed)
     assert bits is None and "contradicted by the harness config" in basis
     flops = [{"precision": "bf16", "tflops": 989.0, "dense": True}, {"precision": "fp8", "tflops": 1979.0, "dense": True}]
-    assert mfu_peak(kb, changed, flops)[0] == (1979.0, "fp8")
-    assert mfu_peak(kb, kept, flops)[0] == (989.0, "bf16")
+    assert mfu_peak(kb, changed, {"flops": flops})[0] == (1979.0, "fp8")
+    assert mfu_peak(kb, kept, {"flops": flops})[0] == (989.0, "bf16")
 
 
 @pytest.mark.parametrize(
@@ -258,7 +258,7 @@ def test_no_changed_bundled_record_is_measured_against_the_fp16_peak(bundled):
     assert len(changed) == 48 + 153 + 32 + 12
     for r in changed:
         acc = bundled.resolve(r.data["accelerator_ids"][0], "accelerator")
-        peak, basis = mfu_peak(bundled, r.data, acc.data.get("flops") or [])
+        peak, basis = mfu_peak(bundled, r.data, acc.data)
         assert stated_weight_bits(bundled, r.data)[0] is None
         # no MFU at all where the accelerator record has no FLOPS table (GH200 144GB), never the 16-bit peak
         assert peak is None or peak[1] not in ("bf16", "fp16"), (r.id, peak)

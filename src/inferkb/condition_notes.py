@@ -22,15 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .analysis.common import devices_of
+from .analysis.common import devices_of, is_number
+from .analysis.comparability import LOAD_FIELDS
+from .analysis.fit import runtime_devices
 
 if TYPE_CHECKING:
     from .kb import KB
 
-__all__ = ["AbsentNote", "absent_note", "LOAD_FIELDS", "KEYED_FIELDS", "PARALLEL_FIELDS"]
+__all__ = ["AbsentNote", "absent_note", "KEYED_FIELDS", "PARALLEL_FIELDS"]
 
-LOAD_FIELDS = ("concurrency", "batch_size", "request_rate")
-"""The conditions that make up comparability's ``load``, in the order it takes the first present one."""
 KEYED_FIELDS = frozenset({"input_tokens", "output_tokens", "warmup", "engine_version", *LOAD_FIELDS})
 """``conditions`` fields that :mod:`inferkb.analysis.comparability` keys on."""
 PARALLEL_FIELDS = ("tensor_parallel", "pipeline_parallel", "expert_parallel", "data_parallel")
@@ -57,10 +57,7 @@ def _one_runtime_device(kb: KB, data: dict[str, Any]) -> bool:
         return False
     for i in ids:
         acc = kb.resolve(i, "accelerator")
-        if acc is None:
-            return False
-        rd = acc.data.get("runtime_devices")  # read as inferkb.analysis.fit.runtime_devices does: 1 unless an int >= 2
-        if isinstance(rd, int) and not isinstance(rd, bool) and rd >= 2:
+        if acc is None or runtime_devices(acc) != 1:
             return False
     return True
 
@@ -75,8 +72,7 @@ def _dense(kb: KB, data: dict[str, Any]) -> bool:
     if arch is not None:
         return arch == "dense"
     params, active = m.get("params_b"), m.get("active_params_b")
-    nums = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (params, active))
-    return m.get("num_experts") is None and nums and active == params
+    return m.get("num_experts") is None and is_number(params) and is_number(active) and active == params
 
 
 def absent_note(kb: KB, data: dict[str, Any], name: str) -> AbsentNote:

@@ -120,9 +120,13 @@ def _cond(name: str) -> Callable[[dict[str, Any]], Any]:
     return get
 
 
+LOAD_FIELDS = ("concurrency", "batch_size", "request_rate")
+"""The ``conditions`` fields that make up the ``load`` condition, in the order it takes the first one present."""
+
+
 def _load(d: dict[str, Any]) -> Any:
     c = d.get("conditions") if isinstance(d.get("conditions"), dict) else {}
-    for name in ("concurrency", "batch_size", "request_rate"):
+    for name in LOAD_FIELDS:
         if c.get(name) is not None:
             return f"{name}={c[name]}"
     return MISSING

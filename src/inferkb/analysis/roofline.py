@@ -292,7 +292,7 @@ def _place(kb: KB, rec: Record, weights: float, active: float, bw: float, arec: 
             devices, basis = devices_of(d)
         if devices is None:
             return Placed(rec.id, metric, float(value), label, None, None, None, basis)
-        peak, which = mfu_peak(kb, d, arec.data.get("flops") or [])
+        peak, which = mfu_peak(kb, d, arec.data)
         if peak is None:
             return Placed(rec.id, metric, float(value), label, devices, None, None, f"no dense FLOPs row ({which})")
         util = calc.mfu(float(value), active, peak[0], devices)

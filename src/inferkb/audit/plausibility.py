@@ -31,7 +31,7 @@ finding naming it; nothing is guessed. A dense ceiling the accelerator record
 itself marks incomplete (a sparse row with no dense row of its precision, or a
 ``spec_gaps["flops.<precision>"]`` entry for a faster usable precision with no
 row) is such a missing input:
-:func:`inferkb.audit.plausibility_candidates.incomplete_ceiling`.
+:func:`inferkb.audit.roofline_inputs.incomplete_ceiling`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from .. import roofline
 from ..hardware import record_accelerator_tokens
 from . import AuditResult, audit
 from .metric_consistency import _measured_mismatch, metric_info, value_scope
-from .plausibility_candidates import check_candidates, incomplete_ceiling
+from .plausibility_candidates import check_candidates
 from .plausibility_rules import KB501, KB502, KB503, KB504, KB505, KB506, KB507, MBU_SUSPICIOUS, SPEC_DECODE  # noqa: F401
 
 # Record inputs (model size, weight bits, device count) live in roofline_inputs; still importable from here.
@@ -53,6 +53,7 @@ from .roofline_inputs import (  # noqa: F401
     candidate_counts,
     decode_bytes,
     device_count,
+    incomplete_ceiling,
     match_model,
     mfu_peak,
     model_size,
@@ -218,7 +219,7 @@ def _stated_format_mfu(
     kb: KB, rec: Record, acc: Record, rate: float, params: float, devices: int, dev_basis: str, extra: dict, where: dict
 ) -> list:
     """KB506 when the MFU against the stated format's dense peak (what ``inferkb roofline`` and the site show) is above 100%."""
-    peak, which = mfu_peak(kb, rec.data, acc.data.get("flops") or [])
+    peak, which = mfu_peak(kb, rec.data, acc.data)
     if peak is None:
         return []
     tflops, precision = peak

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import roofline
 from .plausibility_rules import KB501, KB502, KB503, KB504, KB505, KB506, KB507, MBU_SUSPICIOUS, SPEC_DECODE
-from .roofline_inputs import decode_bytes, mfu_peak, size_note, weight_bytes
+from .roofline_inputs import decode_bytes, incomplete_ceiling, mfu_peak, size_note, weight_bytes
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -62,50 +62,6 @@ def _ceiling(kb: KB, acc_id: str, kind: str, bpw: float | None) -> tuple[float |
     if why:
         return None, "", why
     return peak[0], f"{peak[0]:g} dense {peak[1]} TFLOPS", ""
-
-
-def incomplete_ceiling(acc_data: dict[str, Any], weight_bits: float, peak: tuple[float, str]) -> str:
-    """Why the part's dense ceiling ``peak`` (TFLOPS, precision) is not its real one at ``weight_bits``; "" when it is.
-
-    Two signs that a faster usable dense peak exists but is not recorded: a
-    sparse row with no dense row of its precision (:func:`_dense_gap`), or a
-    ``spec_gaps`` entry ``flops.<precision>`` (the record's own statement that
-    the part has that precision's peak and the figure is not recorded) for a
-    precision with no dense row, narrower than ``peak``'s and usable at
-    ``weight_bits`` (0 = format unknown: any precision is usable). Judging a run
-    "impossible" against such a ceiling could come from the missing row, so
-    the check is skipped and this reason names it (KB504).
-    """
-    rows = acc_data.get("flops") or []
-    peak_bits = roofline.PRECISION_BITS.get(peak[1], 0)
-    gap = _dense_gap(rows, weight_bits, peak_bits)
-    if gap:
-        return f"flops lists a sparse {gap} peak but no dense {gap} row, so its dense ceiling ({peak[0]:g} {peak[1]}) is incomplete"
-    gaps = acc_data.get("spec_gaps")
-    dense = {str(r.get("precision")) for r in rows if isinstance(r, dict) and r.get("dense", True) is not False}
-    for key in gaps if isinstance(gaps, dict) else {}:
-        precision = key.split(".", 1)[1] if isinstance(key, str) and key.startswith("flops.") else ""
-        bits = roofline.PRECISION_BITS.get(precision)
-        if bits is not None and precision not in dense and int(weight_bits) <= bits < peak_bits:
-            return f"spec_gaps.{key} says its {precision} peak is not recorded, so its dense ceiling ({peak[0]:g} {peak[1]}) is incomplete"
-    return ""
-
-
-def _dense_gap(rows: list, weight_bits: float, peak_bits: int) -> str:
-    """A precision the part has a sparse row for but no dense row, narrower than the chosen peak and usable at ``weight_bits``; "" if none.
-
-    Ruling a part out needs its real ceiling: a table whose fastest usable
-    dense row is fp32 while it lists a sparse fp4 peak lacks the tensor-core
-    rows that would bound the run (NVIDIA RTX PRO 6000 Blackwell Workstation:
-    fp32 125 dense, fp4 4000 sparse only).
-    """
-    dense = {str(r.get("precision")) for r in rows if isinstance(r, dict) and r.get("dense", True) is not False}
-    for row in rows:
-        precision = str(row.get("precision")) if isinstance(row, dict) else ""
-        bits = roofline.PRECISION_BITS.get(precision)
-        if row.get("dense", True) is False and precision not in dense and bits is not None and int(weight_bits) <= bits < peak_bits:
-            return precision
-    return ""
 
 
 def check_candidates(
@@ -251,7 +207,7 @@ def _stated_format(
     stated: dict[str, tuple[float, str]] = {}
     for acc_id in alternates:
         acc = kb.resolve(acc_id, "accelerator")
-        peak, which = mfu_peak(kb, rec.data, (acc.data.get("flops") or []) if acc else [])
+        peak, which = mfu_peak(kb, rec.data, acc.data if acc else {})
         if peak is None:
             return []
         stated[acc_id] = (roofline.mfu(rate, params, peak[0], n), which)

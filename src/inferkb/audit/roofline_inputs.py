@@ -180,31 +180,68 @@ def stated_weight_bits(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]
 
 
 def mfu_peak(
-    kb: KB, data: dict[str, Any], flops_rows: list[dict], stated: tuple[float | None, str] | None = None
+    kb: KB, data: dict[str, Any], acc_data: dict[str, Any], stated: tuple[float | None, str] | None = None
 ) -> tuple[tuple[float, str] | None, str]:
     """The dense peak a benchmark's MFU is measured against, ``((TFLOPS, precision) | None, which peak and why)``.
 
-    The fastest datapath at least as wide as the record's stated weight format
-    (:func:`stated_weight_bits`, :func:`inferkb.roofline.peak_dense_tflops`); the
-    fastest of all (4-bit and wider) only when the record states no format. The
-    site's roofline pages and ``inferkb roofline`` both use it. ``stated``: the
-    caller's :func:`stated_weight_bits` of ``data`` when it has it already. ``None`` when the record's one
-    accelerator marks that ceiling incomplete (:func:`inferkb.audit.plausibility_candidates.incomplete_ceiling`:
-    GH200's unrecorded fp8 peak), with that reason.
+    ``acc_data`` is the accelerator record's data (``{}`` when there is none). The fastest datapath at least as wide
+    as the record's stated weight format (:func:`stated_weight_bits`, :func:`inferkb.roofline.peak_dense_tflops`);
+    the fastest of all (4-bit and wider) only when the record states no format. The site's roofline pages and
+    ``inferkb roofline`` both use it. ``stated``: the caller's :func:`stated_weight_bits` of ``data`` when it has it
+    already. ``None`` when the accelerator record marks that ceiling incomplete
+    (:func:`incomplete_ceiling`: GH200's unrecorded fp8 peak), with that reason.
     """
     bits, basis = stated if stated is not None else stated_weight_bits(kb, data)
-    peak = roofline.peak_dense_tflops(flops_rows, bits if bits is not None else UNKNOWN_FORMAT_BITS)
-    ids = data.get("accelerator_ids")
-    acc = kb.resolve(ids[0], "accelerator") if peak and isinstance(ids, list) and len(ids) == 1 and isinstance(ids[0], str) else None
-    if acc is not None and (acc.data.get("flops") or []) == flops_rows:
-        from .plausibility_candidates import incomplete_ceiling  # imports this module: read at call time
-
-        why = incomplete_ceiling(acc.data, bits if bits is not None else 0, peak)
-        if why:  # the part's record says a faster usable peak exists and is not recorded: no MFU against a slower one
-            return None, why
+    peak = roofline.peak_dense_tflops(acc_data.get("flops") or [], bits if bits is not None else UNKNOWN_FORMAT_BITS)
+    if peak is not None and (why := incomplete_ceiling(acc_data, bits if bits is not None else 0, peak)):
+        return None, why  # the part's record says a faster usable peak exists and is not recorded
     if bits is None:
         return peak, "fastest datapath: the record states no weight format"
     return peak, f"peak at the record's weight format, {basis}"
+
+
+def incomplete_ceiling(acc_data: dict[str, Any], weight_bits: float, peak: tuple[float, str]) -> str:
+    """Why the part's dense ceiling ``peak`` (TFLOPS, precision) is not its real one at ``weight_bits``; "" when it is.
+
+    Two signs that a faster usable dense peak exists but is not recorded: a
+    sparse row with no dense row of its precision (:func:`_dense_gap`), or a
+    ``spec_gaps`` entry ``flops.<precision>`` (the record's own statement that
+    the part has that precision's peak and the figure is not recorded) for a
+    precision with no dense row, narrower than ``peak``'s and usable at
+    ``weight_bits`` (0 = format unknown: any precision is usable). Judging a run
+    "impossible" against such a ceiling could come from the missing row, so
+    the check is skipped and this reason names it (KB504).
+    """
+    rows = acc_data.get("flops") or []
+    peak_bits = roofline.PRECISION_BITS.get(peak[1], 0)
+    gap = _dense_gap(rows, weight_bits, peak_bits)
+    if gap:
+        return f"flops lists a sparse {gap} peak but no dense {gap} row, so its dense ceiling ({peak[0]:g} {peak[1]}) is incomplete"
+    gaps = acc_data.get("spec_gaps")
+    dense = {str(r.get("precision")) for r in rows if isinstance(r, dict) and r.get("dense", True) is not False}
+    for key in gaps if isinstance(gaps, dict) else {}:
+        precision = key.split(".", 1)[1] if isinstance(key, str) and key.startswith("flops.") else ""
+        bits = roofline.PRECISION_BITS.get(precision)
+        if bits is not None and precision not in dense and int(weight_bits) <= bits < peak_bits:
+            return f"spec_gaps.{key} says its {precision} peak is not recorded, so its dense ceiling ({peak[0]:g} {peak[1]}) is incomplete"
+    return ""
+
+
+def _dense_gap(rows: list, weight_bits: float, peak_bits: int) -> str:
+    """A precision the part has a sparse row for but no dense row, narrower than the chosen peak and usable at ``weight_bits``; "" if none.
+
+    Ruling a part out needs its real ceiling: a table whose fastest usable
+    dense row is fp32 while it lists a sparse fp4 peak lacks the tensor-core
+    rows that would bound the run (NVIDIA RTX PRO 6000 Blackwell Workstation:
+    fp32 125 dense, fp4 4000 sparse only).
+    """
+    dense = {str(r.get("precision")) for r in rows if isinstance(r, dict) and r.get("dense", True) is not False}
+    for row in rows:
+        precision = str(row.get("precision")) if isinstance(row, dict) else ""
+        bits = roofline.PRECISION_BITS.get(precision)
+        if row.get("dense", True) is False and precision not in dense and bits is not None and int(weight_bits) <= bits < peak_bits:
+            return precision
+    return ""
 
 
 def weight_bytes(kb: KB, data: dict[str, Any]) -> tuple[float | None, str]:

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..analysis.comparability import CONDITION_NAMES, conditions_of
+from ..analysis.comparability import CONDITION_NAMES, LOAD_FIELDS, conditions_of
 from ..analysis.compare import CompareResult, compare
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ GAP_FIELDS = {
     "scenario": ("scenario",),
     "input_tokens": ("input_tokens",),
     "output_tokens": ("output_tokens",),
-    "load": ("concurrency", "batch_size", "request_rate"),
+    "load": LOAD_FIELDS,
     "warmup": ("warmup",),
     "engine": ("engine_id",),
     "engine_version": ("engine_version",),

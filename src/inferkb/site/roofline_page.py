@@ -82,7 +82,7 @@ def roofline_data(site: SiteData) -> dict[str, Any]:
             continue
         bits, basis = stated_weight_bits(kb, d)
         eff_bits = bits if bits is not None else UNKNOWN_FORMAT_BITS
-        peak, peak_basis = mfu_peak(kb, d, acc.data.get("flops") or [], stated=(bits, basis))
+        peak, peak_basis = mfu_peak(kb, d, acc.data, stated=(bits, basis))
         bw = acc.data.get("memory_bandwidth_gbps")
         params = params_b * 1e9
         point = {
