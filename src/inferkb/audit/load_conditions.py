@@ -143,7 +143,9 @@ def _field_for(cond: str, a: ConditionAssessment) -> str:
     return STRUCTURED_FIELD[cond]
 
 
-@audit("load-conditions", "which of the seven load conditions each benchmark record establishes, and from where", cost=0.8)
+@audit(
+    "load-conditions", "which of the seven load conditions each benchmark record establishes, and from where", cost=1.8, group="conditions"
+)
 def run(kb: KB) -> AuditResult:
     """Assess every benchmark record; return KB301-KB304 findings and per-condition figures."""
     findings = []

@@ -238,7 +238,12 @@ def _stated_format_mfu(
     ]
 
 
-@audit("physical-plausibility", "Decode rates vs memory-bandwidth roofline (MBU) and throughput vs peak FLOPs (MFU).", cost=0.3)
+@audit(
+    "physical-plausibility",
+    "Decode rates vs memory-bandwidth roofline (MBU) and throughput vs peak FLOPs (MFU).",
+    cost=0.8,
+    group="conditions",
+)
 def run(kb: KB) -> AuditResult:
     """Check every benchmark's rate against its roofline.
 
