@@ -43,7 +43,8 @@ class AuditSpec:
 
     ``cost`` is the audit's relative run time (seconds per 20,000 synthetic
     records, ``benchmarks/bench_audit.py``), used only to balance audits
-    across worker processes (:mod:`inferkb.parallel`). Audits that share a
+    across worker processes (:mod:`inferkb.parallel`); it may be a function
+    ``cost(kb) -> float`` estimating it for one KB. Audits that share a
     ``group`` run in one process, in registration order, so a later one
     reuses what an earlier one cached on the KB (:meth:`inferkb.KB.cached`).
     """
@@ -51,7 +52,7 @@ class AuditSpec:
     name: str
     description: str
     func: Callable[[KB], AuditResult]
-    cost: float = 0.2
+    cost: float | Callable[[KB], float] = 0.2
     group: str | None = None
 
 
@@ -63,7 +64,7 @@ PARALLEL_MIN_RECORDS = 5000
 AUDITS: dict[str, AuditSpec] = plugins.AUDITS.items
 
 
-def audit(name: str, description: str, *, cost: float = 0.2, group: str | None = None) -> Callable:
+def audit(name: str, description: str, *, cost: float | Callable[[KB], float] = 0.2, group: str | None = None) -> Callable:
     """Decorator registering ``func(kb) -> AuditResult`` as the audit ``name`` (the one registration style for audits).
 
     ``cost``: relative run time, see :class:`AuditSpec` (a guess is fine; it only balances parallel runs);
@@ -80,6 +81,11 @@ def audit(name: str, description: str, *, cost: float = 0.2, group: str | None =
 def load_all() -> dict[str, AuditSpec]:
     """Load every audit (built-in modules, then ``inferkb.audits`` entry points) and return ``{name: AuditSpec}``."""
     return plugins.AUDITS.load()
+
+
+def _cost(spec: AuditSpec, kb: KB) -> float:
+    """``spec.cost``, or what ``spec.cost(kb)`` estimates for this KB (an audit with a cache costs less when it is warm)."""
+    return float(spec.cost(kb)) if callable(spec.cost) else spec.cost
 
 
 def _audit_under(name: str, func: Any, kb: Any) -> Any:
@@ -113,7 +119,9 @@ def run_audits(
     unknown = [n for n in chosen if n not in registry]
     if unknown:
         raise UsageError(f"unknown audit {', '.join(unknown)}; audits: {', '.join(registry)}")
-    tasks = [Task(name, partial(_audit_under, name, registry[name].func, kb), registry[name].cost, registry[name].group) for name in chosen]
+    tasks = [
+        Task(name, partial(_audit_under, name, registry[name].func, kb), _cost(registry[name], kb), registry[name].group) for name in chosen
+    ]
     if before is not None:
         tasks.insert(0, before)
     if len(kb.records) < PARALLEL_MIN_RECORDS:
