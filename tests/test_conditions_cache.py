@@ -4,23 +4,18 @@ accelerator alias is read again."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import inferkb
-from conftest import REPO
+from conftest import synth_kb
 from inferkb.audit import load_conditions
 from inferkb.audit.conditions_cache import conditions_cache
 from inferkb.resolve import engine_names
 
 
-def _synth_kb(root: Path, n: int = 300) -> Path:
-    spec = importlib.util.spec_from_file_location("synth_kb", REPO / "benchmarks" / "synth_kb.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.generate(root, n, seed=5)
-    return root
+def _synth_kb(root: Path) -> Path:
+    return synth_kb(root, 300, seed=5)
 
 
 def _run(root: Path, **kw) -> tuple[dict, int, int]:
@@ -48,9 +43,9 @@ def test_a_warm_run_really_takes_the_stored_reading(tmp_path: Path, caching: Pat
     cold, _, _ = _run(root)
     kb = inferkb.open(root)
     cache = conditions_cache(kb, engine_names(kb))
-    key = next(k for k, e in cache.entries.items() if e[2][0])
+    key = next(k for k, e in cache.entries.items() if e[1][1][0])
     entry = cache.entries[key]
-    entry[2][0][0][1] = "a message no reading writes"
+    entry[1][1][0][0][1] = "a message no reading writes"
     for other in cache.entries:
         cache.keep(other)
     cache.put(key, entry)
