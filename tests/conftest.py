@@ -214,3 +214,14 @@ def analysis_kb(root: Path) -> Path:
         record = {**json.loads(json.dumps(spec["base"])), **fields}
         (bench / f"{record['id']}.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return root
+
+
+def synth_kb(root: Path, records: int, seed: int = 0) -> Path:
+    """A synthetic KB of ``records`` records at ``root`` from ``benchmarks/synth_kb.py`` (the benchmarks' generator)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("synth_kb", REPO / "benchmarks" / "synth_kb.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.generate(root, records, seed=seed)
+    return root

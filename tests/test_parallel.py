@@ -44,6 +44,21 @@ def test_plan_puts_the_heaviest_tasks_in_different_processes():
     assert sorted(map(sorted, bins)) == [[0, 3], [1, 2]]
 
 
+def test_plan_keeps_a_group_in_one_process_in_batch_order():
+    tasks = [Task("a", int, 1.0, "g"), Task("b", int, 1.2), Task("c", int, 0.9), Task("d", int, 0.5, "g")]
+    bins = _plan(tasks, 2)
+    # The group (1.5) is the heaviest unit: the parent's bin, its members in batch order; b and c go to the child.
+    assert bins == [[0, 3], [1, 2]]
+    assert _plan(tasks, 4) == [[0, 3], [1], [2]]
+
+
+def test_plausibility_runs_beside_load_conditions_so_it_reuses_their_device_counts():
+    registry = audit_pkg.load_all()
+    assert registry["load-conditions"].group == registry["physical-plausibility"].group == "conditions"
+    names = list(registry)
+    assert names.index("load-conditions") < names.index("physical-plausibility")
+
+
 def test_check_in_two_processes_equals_the_serial_check(research_kb, monkeypatch):
     monkeypatch.setattr(audit_pkg, "PARALLEL_MIN_RECORDS", 0)
     kb = inferkb.open(research_kb)

@@ -34,4 +34,4 @@ def check(
 
 
 # Validation's relative cost next to the audits' (see inferkb.audit.AuditSpec.cost).
-VALIDATE_COST = 0.2
+VALIDATE_COST = 0.7

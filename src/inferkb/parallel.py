@@ -30,11 +30,18 @@ __all__ = ["Task", "can_fork", "default_jobs", "run_tasks"]
 
 @dataclass(frozen=True)
 class Task:
-    """One unit of work: ``name`` (unique in a batch), ``func()`` returning a picklable result, relative ``weight`` (cost)."""
+    """One unit of work: ``name`` (unique in a batch), ``func()`` returning a picklable result, relative ``weight`` (cost).
+
+    Tasks that share a ``group`` (a non-empty string) run in one process, in
+    their batch order, so a later one can reuse a table an earlier one left in
+    a cache of the shared KB object (load-conditions leaves the device counts
+    physical-plausibility reads).
+    """
 
     name: str
     func: Callable[[], Any]
     weight: float = 1.0
+    group: str | None = None
 
 
 def default_jobs() -> int:
@@ -68,13 +75,20 @@ def can_fork() -> bool:
 
 
 def _plan(tasks: Sequence[Task], jobs: int) -> list[list[int]]:
-    """Longest-processing-time-first: each task (heaviest first) goes to the least-loaded bin; bin 0 is the parent's."""
+    """Longest-processing-time-first: each unit (heaviest first) goes to the least-loaded bin; bin 0 is the parent's.
+
+    A unit is one task, or every task of one ``group`` with their weights summed.
+    """
+    units: dict[object, list[int]] = {}
+    for i, task in enumerate(tasks):
+        units.setdefault(task.group or ("task", i), []).append(i)
+    weight = {key: sum(tasks[i].weight for i in members) for key, members in units.items()}
     bins: list[list[int]] = [[] for _ in range(jobs)]
     load = [0.0] * jobs
-    for i in sorted(range(len(tasks)), key=lambda i: -tasks[i].weight):
+    for key in sorted(units, key=lambda k: (-weight[k], units[k][0])):
         b = min(range(jobs), key=lambda j: (load[j], j))
-        bins[b].append(i)
-        load[b] += tasks[i].weight
+        bins[b].extend(units[key])
+        load[b] += weight[key]
     return [sorted(b) for b in bins if b]
 
 

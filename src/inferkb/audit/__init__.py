@@ -39,17 +39,21 @@ class AuditResult:
 
 @dataclass(frozen=True)
 class AuditSpec:
-    """A registered audit: ``name``, one-line ``description``, ``func(kb) -> AuditResult`` and ``cost``.
+    """A registered audit: ``name``, one-line ``description``, ``func(kb) -> AuditResult``, ``cost`` and ``group``.
 
     ``cost`` is the audit's relative run time (seconds per 20,000 synthetic
     records, ``benchmarks/bench_audit.py``), used only to balance audits
-    across worker processes (:mod:`inferkb.parallel`).
+    across worker processes (:mod:`inferkb.parallel`); it may be a function
+    ``cost(kb) -> float`` estimating it for one KB. Audits that share a
+    ``group`` run in one process, in registration order, so a later one
+    reuses what an earlier one cached on the KB (:meth:`inferkb.KB.cached`).
     """
 
     name: str
     description: str
     func: Callable[[KB], AuditResult]
-    cost: float = 0.2
+    cost: float | Callable[[KB], float] = 0.2
+    group: str | None = None
 
 
 # Below this many records an audit run is too short for a worker process to pay off.
@@ -60,14 +64,15 @@ PARALLEL_MIN_RECORDS = 5000
 AUDITS: dict[str, AuditSpec] = plugins.AUDITS.items
 
 
-def audit(name: str, description: str, *, cost: float = 0.2) -> Callable:
+def audit(name: str, description: str, *, cost: float | Callable[[KB], float] = 0.2, group: str | None = None) -> Callable:
     """Decorator registering ``func(kb) -> AuditResult`` as the audit ``name`` (the one registration style for audits).
 
-    ``cost``: relative run time, see :class:`AuditSpec` (a guess is fine; it only balances parallel runs).
+    ``cost``: relative run time, see :class:`AuditSpec` (a guess is fine; it only balances parallel runs);
+    ``group``: run in the same process as the other audits of this group (see :class:`AuditSpec`).
     """
 
     def deco(func: Callable[[KB], AuditResult]) -> Callable[[KB], AuditResult]:
-        plugins.AUDITS.register(name, AuditSpec(name, description, func, cost), module=func.__module__)
+        plugins.AUDITS.register(name, AuditSpec(name, description, func, cost, group), module=func.__module__)
         return func
 
     return deco
@@ -76,6 +81,11 @@ def audit(name: str, description: str, *, cost: float = 0.2) -> Callable:
 def load_all() -> dict[str, AuditSpec]:
     """Load every audit (built-in modules, then ``inferkb.audits`` entry points) and return ``{name: AuditSpec}``."""
     return plugins.AUDITS.load()
+
+
+def _cost(spec: AuditSpec, kb: KB) -> float:
+    """``spec.cost``, or what ``spec.cost(kb)`` estimates for this KB (an audit with a cache costs less when it is warm)."""
+    return float(spec.cost(kb)) if callable(spec.cost) else spec.cost
 
 
 def _audit_under(name: str, func: Any, kb: Any) -> Any:
@@ -109,7 +119,9 @@ def run_audits(
     unknown = [n for n in chosen if n not in registry]
     if unknown:
         raise UsageError(f"unknown audit {', '.join(unknown)}; audits: {', '.join(registry)}")
-    tasks = [Task(name, partial(_audit_under, name, registry[name].func, kb), registry[name].cost) for name in chosen]
+    tasks = [
+        Task(name, partial(_audit_under, name, registry[name].func, kb), _cost(registry[name], kb), registry[name].group) for name in chosen
+    ]
     if before is not None:
         tasks.insert(0, before)
     if len(kb.records) < PARALLEL_MIN_RECORDS:

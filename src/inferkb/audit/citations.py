@@ -344,7 +344,7 @@ def audit_docs(kb: KB, ids: frozenset[str]) -> tuple[list, int]:
     return findings, count
 
 
-@audit("citations", "Source ids cited in text but not declared, unresolved [[dir/id]] doc links, placeholder artefacts.", cost=1.0)
+@audit("citations", "Source ids cited in text but not declared, unresolved [[dir/id]] doc links, placeholder artefacts.", cost=1.4)
 def run(kb: KB) -> AuditResult:
     """Run KB601-KB604 over every record and ``docs/``; figures count findings and the id vocabulary."""
     ids, vocab = source_id_vocabulary(kb)

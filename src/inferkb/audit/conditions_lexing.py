@@ -125,9 +125,19 @@ def _then(prefixes: str, chars: str) -> str:
     return "|".join(p + c for p in prefixes.split("|") for c in chars)
 
 
+def minimal_keys(keys) -> tuple[str, ...]:
+    """``keys`` without duplicates and without any key that contains another (first occurrence order).
+
+    A text holds one of ``keys`` exactly when it holds one of the result: a
+    text holding "not" holds "no", so "no" alone answers for both.
+    """
+    unique = list(dict.fromkeys(keys))
+    return tuple(k for k in unique if not any(o != k and o in k for o in unique))
+
+
 def _k(pattern: re.Pattern[str], *keys: str) -> re.Pattern[str]:
     """Register ``keys`` (each may list several, separated by ``|``) as the pre-filter literals of ``pattern``."""
-    KEYS[id(pattern)] = tuple(k for key in keys for k in key.split("|"))
+    KEYS[id(pattern)] = minimal_keys(k for key in keys for k in key.split("|"))
     _KEYED.append(pattern)
     return pattern
 

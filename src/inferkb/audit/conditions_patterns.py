@@ -39,6 +39,7 @@ from .conditions_lexing import (  # noqa: F401  (re-exported: callers and tests 
     folded,
     keyed,
     may_match,
+    minimal_keys,
     parse_count,
     split_clauses,
 )

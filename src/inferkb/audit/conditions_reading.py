@@ -31,9 +31,7 @@ _may = P.may_match
 
 
 # The keys of the patterns one of which a clause needs before _Record._scan records anything for it.
-_LOUD = tuple(
-    dict.fromkeys(k for p in (P.AUDIT_HEADER, P.NEG_MARKER, P.NO_LEAD, P.NO_BEFORE_END, P.HARNESS_DEFAULT) for k in P.KEYS[id(p)])
-)
+_LOUD = P.minimal_keys(k for p in (P.AUDIT_HEADER, P.NEG_MARKER, P.NO_LEAD, P.NO_BEFORE_END, P.HARNESS_DEFAULT) for k in P.KEYS[id(p)])
 
 
 def _quiet(low: str | None) -> bool:

@@ -79,7 +79,7 @@ def window_check(kb: KB, data: dict[str, Any]) -> tuple[str, WindowExcess | None
     return "exceeded", WindowExcess(isl, osl, window, model.id)
 
 
-@audit("context-window", "Benchmark input + output lengths vs the model's context window (max_position_embeddings).")
+@audit("context-window", "Benchmark input + output lengths vs the model's context window (max_position_embeddings).", cost=0.04)
 def run(kb: KB) -> AuditResult:
     """Check every benchmark that states both lengths and names a model record.
 

@@ -83,7 +83,7 @@ def devices_per_accelerator(data: dict, per_part: dict[str, int]) -> int:
     return per_part.get(next(iter(ids)), 1) if len(ids) == 1 else 1
 
 
-@audit("device-count", "stated accelerator counts against parallel layout (TP x PP x DP) and power per device", cost=0.03)
+@audit("device-count", "stated accelerator counts against parallel layout (TP x PP x DP) and power per device", cost=0.05)
 def run(kb: KB) -> AuditResult:
     """KB1201/KB1202 findings and counts of the records each check could compare."""
     findings = []

@@ -315,7 +315,7 @@ def _schema_fields(kb: KB) -> frozenset[str]:
     return kb.memo("identity.benchmark_schema_fields", build)
 
 
-@audit("identity", "Hardware strings (hardware_raw or text) vs the chosen accelerator; ambiguity without alternates.", cost=0.12)
+@audit("identity", "Hardware strings (hardware_raw or text) vs the chosen accelerator; ambiguity without alternates.", cost=0.1)
 def run(kb: KB) -> AuditResult:
     """KB801-KB805 over every benchmark; figures count how each record was checked and what was found."""
     result = AuditResult("identity")

@@ -34,11 +34,13 @@ from ..hardware import record_accelerator_tokens
 from ..resolve import engine_names
 from ..rules import Rule, register
 from . import AuditResult, audit
+from .conditions_cache import cached_reading, conditions_cache, hit_share, keep_reading
 from .conditions_patterns import GAP_KEYS
 from .conditions_text import CONDITIONS, STRUCTURED_FIELD, TEXT_FIELDS, ConditionAssessment, assess_with_count, documented_gaps
 
 if TYPE_CHECKING:
     from ..kb import KB
+    from ..store import Record
 
 LABEL = {
     "model": "model",
@@ -143,73 +145,96 @@ def _field_for(cond: str, a: ConditionAssessment) -> str:
     return STRUCTURED_FIELD[cond]
 
 
-@audit("load-conditions", "which of the seven load conditions each benchmark record establishes, and from where", cost=0.8)
+_RULES = {r.code: r for r in (KB301, KB302, KB303, KB304)}
+
+
+def record_row(rec: Record, result: dict[str, ConditionAssessment]) -> list:
+    """What one record adds to the audit, as JSON-able data: ``[finding rows, figure keys, complete, complete or reasoned]``.
+
+    A finding row is ``[code, message, field, evidence, extra]``; a figure key
+    ``[condition, kind]`` with kind ``absent``, ``documented`` (absent, with the
+    record's own reason), ``defaulted`` or ``text`` (present from prose only).
+    The load-conditions cache (:mod:`inferkb.audit.conditions_cache`) keeps it.
+    """
+    rows: list[list] = []
+    keys: list[list[str]] = []
+    for cond, a in result.items():
+        extra = {"condition": cond, "checked": a.checked, "recover": a.recover}
+        if a.status == "absent":
+            keys.append([cond, "absent"])
+            known = f" (known: {a.value})" if a.value else ""
+            code = "KB304" if _documented_gap(rec.data, cond) else "KB301"
+            if code == "KB304":
+                keys.append([cond, "documented"])
+            message = f"{LABEL[cond]} absent{known}: {a.reason}. Would recover from {a.recover}."
+            rows.append([code, message, _field_for(cond, a), None, {**extra, "known": a.value}])
+        elif a.status == "harness-default":
+            keys.append([cond, "defaulted"])
+            rows.append(["KB302", f"{LABEL[cond]} is only the harness default: {a.reason}", STRUCTURED_FIELD[cond], a.evidence, extra])
+        elif a.evidence and a.evidence.get("field") in TEXT_FIELDS:
+            keys.append([cond, "text"])
+            message = (
+                f"{LABEL[cond]} = {a.value!r} is stated only in {a.evidence['field']}; backfill candidate for {STRUCTURED_FIELD[cond]}"
+            )
+            rows.append(["KB303", message, STRUCTURED_FIELD[cond], a.evidence, {**extra, "value": a.value}])
+    complete = all(a.status == "present" for a in result.values())
+    reasoned_all = all(a.status == "present" or (a.status == "absent" and reasoned(rec.data, c)) for c, a in result.items())
+    return [rows, keys, complete, reasoned_all]
+
+
+def _cost(kb: KB) -> float:
+    """Seconds per 20,000 synthetic records (see :class:`inferkb.audit.AuditSpec`), less what the cache holds."""
+    return 0.2 + 1.6 * (1.0 - hit_share(kb, engine_names(kb), list(kb.by_type("benchmark"))))
+
+
+@audit(
+    "load-conditions",
+    "which of the seven load conditions each benchmark record establishes, and from where",
+    cost=_cost,
+    group="conditions",
+)
 def run(kb: KB) -> AuditResult:
-    """Assess every benchmark record; return KB301-KB304 findings and per-condition figures."""
+    """Assess every benchmark record; return KB301-KB304 findings and per-condition figures.
+
+    A record whose file is unchanged since the last run takes its result from
+    the load cache (:mod:`inferkb.audit.conditions_cache`); the report is the same.
+    """
     findings = []
-    absent = dict.fromkeys(CONDITIONS, 0)
-    documented = dict.fromkeys(CONDITIONS, 0)
-    defaulted = dict.fromkeys(CONDITIONS, 0)
-    from_text = dict.fromkeys(CONDITIONS, 0)
+    counts = {kind: dict.fromkeys(CONDITIONS, 0) for kind in ("absent", "documented", "defaulted", "text")}
     complete: list[str] = []
     complete_or_reasoned = 0
     n = 0
     engines = engine_names(kb)
+    cache = conditions_cache(kb, engines)
     devices = kb.cached("conditions.device_counts", dict)  # shared with physical-plausibility (one reading per record)
     for rec in kb.by_type("benchmark"):
         n += 1
-        result, devices[rec.key] = assess_with_count(rec.data, engines=engines, accelerator_tokens=record_accelerator_tokens(kb, rec.data))
-        where = {"record": rec.key, "path": rec.path}
-        for cond, a in result.items():
-            extra = {"condition": cond, "checked": a.checked, "recover": a.recover}
-            if a.status == "absent":
-                absent[cond] += 1
-                known = f" (known: {a.value})" if a.value else ""
-                rule = KB304 if _documented_gap(rec.data, cond) else KB301
-                if rule is KB304:
-                    documented[cond] += 1
-                findings.append(
-                    rule.finding(
-                        f"{LABEL[cond]} absent{known}: {a.reason}. Would recover from {a.recover}.",
-                        field=_field_for(cond, a),
-                        evidence=None,
-                        extra={**extra, "known": a.value},
-                        **where,
-                    )
-                )
-            elif a.status == "harness-default":
-                defaulted[cond] += 1
-                findings.append(
-                    KB302.finding(
-                        f"{LABEL[cond]} is only the harness default: {a.reason}",
-                        field=STRUCTURED_FIELD[cond],
-                        evidence=a.evidence,
-                        extra=extra,
-                        **where,
-                    )
-                )
-            elif a.evidence and a.evidence.get("field") in TEXT_FIELDS:
-                from_text[cond] += 1
-                findings.append(
-                    KB303.finding(
-                        f"{LABEL[cond]} = {a.value!r} is stated only in {a.evidence['field']}; "
-                        f"backfill candidate for {STRUCTURED_FIELD[cond]}",
-                        field=STRUCTURED_FIELD[cond],
-                        evidence=a.evidence,
-                        extra={**extra, "value": a.value},
-                        **where,
-                    )
-                )
-        if all(a.status == "present" for a in result.values()):
+        tokens = record_accelerator_tokens(kb, rec.data)
+        kept = cached_reading(cache, kb, rec, tokens)
+        if kept is None:
+            result, dev = assess_with_count(rec.data, engines=engines, accelerator_tokens=tokens)
+            row = record_row(rec, result)
+            keep_reading(cache, kb, rec, tokens, row, dev)
+        else:
+            row, dev = kept
+        devices[rec.key] = dev
+        rows, keys, is_complete, is_reasoned = row
+        for code, message, field, evidence, extra in rows:
+            findings.append(_RULES[code].finding(message, field=field, evidence=evidence, extra=extra, record=rec.key, path=rec.path))
+        for cond, kind in keys:
+            counts[kind][cond] += 1
+        if is_complete:
             complete.append(rec.key)
-        if all(a.status == "present" or (a.status == "absent" and reasoned(rec.data, c)) for c, a in result.items()):
+        if is_reasoned:
             complete_or_reasoned += 1
+    if cache is not None:
+        cache.save()
     figures = {
         "records": n,
-        "absent_by_condition": absent,
-        "absent_documented_by_condition": documented,
-        "harness_default_by_condition": defaulted,
-        "present_from_text_by_condition": from_text,
+        "absent_by_condition": counts["absent"],
+        "absent_documented_by_condition": counts["documented"],
+        "harness_default_by_condition": counts["defaulted"],
+        "present_from_text_by_condition": counts["text"],
         "complete": complete,
         "complete_or_reasoned": complete_or_reasoned,
         "complete_or_reasoned_share": round(complete_or_reasoned / n, 4) if n else None,

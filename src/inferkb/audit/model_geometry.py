@@ -49,7 +49,7 @@ KB511 = register(
 )
 
 
-@audit("model-geometry", "Stated KV-cache bytes per token vs the model's layer geometry (GQA, MLA, hybrid, sliding window).")
+@audit("model-geometry", "Stated KV-cache bytes per token vs the model's layer geometry (GQA, MLA, hybrid, sliding window).", cost=0.01)
 def run(kb: KB) -> AuditResult:
     """Check every model's ``kv_cache_bytes_per_token``.
 

@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import roofline
 from ..hardware import record_accelerator_tokens
-from . import AuditResult, audit
+from . import AuditResult, audit, record_cache
 from .metric_consistency import _measured_mismatch, metric_info, value_scope
+from .plausibility_cache import add_figures, compact, figures_skeleton, plausibility_cache, well_formed
 from .plausibility_candidates import check_candidates
 from .plausibility_rules import KB501, KB502, KB503, KB504, KB505, KB506, KB507, MBU_SUSPICIOUS, SPEC_DECODE  # noqa: F401
 
@@ -238,7 +239,19 @@ def _stated_format_mfu(
     ]
 
 
-@audit("physical-plausibility", "Decode rates vs memory-bandwidth roofline (MBU) and throughput vs peak FLOPs (MFU).", cost=0.3)
+def _cost(kb: KB) -> float:
+    """Seconds per 20,000 synthetic records (see :class:`inferkb.audit.AuditSpec`), less what the cache holds."""
+    if "benchmark" not in kb.profile.types:
+        return 0.01
+    return 0.1 + 0.7 * (1.0 - record_cache.hit_share(plausibility_cache(kb), kb, list(kb.by_type("benchmark"))))
+
+
+@audit(
+    "physical-plausibility",
+    "Decode rates vs memory-bandwidth roofline (MBU) and throughput vs peak FLOPs (MFU).",
+    cost=_cost,
+    group="conditions",
+)
 def run(kb: KB) -> AuditResult:
     """Check every benchmark's rate against its roofline.
 
@@ -252,18 +265,27 @@ def run(kb: KB) -> AuditResult:
     bands do not count.
     """
     result = AuditResult("physical-plausibility")
-    bands = {"<=50%": 0, "50-90%": 0, "90-100%": 0, ">100%": 0}
-    figures: dict[str, Any] = {
-        "rate_records": 0,
-        "unchecked": 0,
-        "mbu_bands": dict(bands),
-        "mfu_bands": dict(bands),
-        "per_record": {},
-        "candidate_ranges": 0,
-        "candidate_per_record": {},
-    }
+    figures = figures_skeleton()
+    cache = plausibility_cache(kb)
     if "benchmark" in kb.profile.types:
         for rec in kb.by_type("benchmark"):
-            result.findings.extend(_check(kb, rec, figures))
+            if cache is None:  # no cache: straight into the totals
+                result.findings.extend(_check(kb, rec, figures))
+                continue
+            kept = record_cache.stored(cache, kb, rec, well_formed)
+            if kept is None:
+                part = figures_skeleton()
+                found = _check(kb, rec, part)
+                part = compact(part)
+                rows = record_cache.finding_rows(found, rec)
+                if rows is not None:
+                    record_cache.store(cache, kb, rec, [rows, part])
+            else:
+                rows, part = kept
+                found = record_cache.findings_from(rows, rec)
+            result.findings.extend(found)
+            add_figures(figures, part)
+    if cache is not None:
+        cache.save()
     result.figures = figures
     return result

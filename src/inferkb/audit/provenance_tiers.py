@@ -335,7 +335,7 @@ def figure_weighted_share(kb: KB, tiers: dict[str, str | None], rules: TierRules
     return {**summary(overall), "by_type": {t: summary(c) for t, c in sorted(per_type.items())}}
 
 
-@audit("provenance-tiers", "Classify every source A-E from its URL and kind; share of numbers that trace to primary sources.", cost=0.18)
+@audit("provenance-tiers", "Classify every source A-E from its URL and kind; share of numbers that trace to primary sources.", cost=0.35)
 def run(kb: KB) -> AuditResult:
     """KB701 (unclassified source), KB702 (benchmark with only D/E sources); figures: tiers and the weighted share."""
     rules = load_tier_rules()

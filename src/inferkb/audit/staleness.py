@@ -90,7 +90,7 @@ def _parse(value: Any) -> _dt.date | None:
         return None
 
 
-@audit("staleness", f"Supply/price records not verified for more than {MAX_AGE_DAYS} days; future-dated ones (see KB106).", cost=0.04)
+@audit("staleness", f"Supply/price records not verified for more than {MAX_AGE_DAYS} days; future-dated ones (see KB106).", cost=0.08)
 def run(kb: KB, *, today: _dt.date | None = None, max_age_days: int = MAX_AGE_DAYS) -> AuditResult:
     """Report stale, undated and future-dated supply/price records.
 
