@@ -208,11 +208,73 @@ def test_the_cross_record_rules_run_while_the_child_still_checks(troubled_kb, mo
     assert split == _serial(troubled_kb)
 
 
-def test_one_job_or_the_load_cache_keep_the_one_process_path(troubled_kb, monkeypatch):
+def test_one_job_keeps_the_one_process_path(troubled_kb, monkeypatch):
     monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
     assert validate_split.validate_path(troubled_kb, 1) is None
-    monkeypatch.delenv("INFERKB_NO_CACHE")
-    assert validate_split.validate_path(troubled_kb, 2) is None
+
+
+def _shards(folder: Path, kind: str = "findings") -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.glob(f"{kind}-*.json"))}
+
+
+def test_with_the_load_cache_on_the_split_fills_the_findings_cache_as_one_process_would(troubled_kb, caching, monkeypatch):
+    """An empty findings cache (a first run, another day): both processes stamp their files and the parent writes
+    the shards the one-process validate writes, byte for byte; the next run is the warm validate's."""
+    from inferkb import validate_warm
+
+    split, used = _split(troubled_kb, monkeypatch)
+    assert used == [True]
+    assert split == _serial(troubled_kb)
+    filled = _shards(caching)
+    assert len(filled) == 16
+    assert _shards(caching, "load") == {}  # validate needs only the findings cache; the loader's is not written here
+    serial_dir = caching.parent / "serial-cache"
+    monkeypatch.setenv("INFERKB_CACHE_DIR", str(serial_dir))
+    assert inferkb.open(troubled_kb).validate().to_dict() == split
+    assert _shards(serial_dir) == filled
+    monkeypatch.setenv("INFERKB_CACHE_DIR", str(caching))
+    assert validate_split.validate_path(troubled_kb, 2) is None  # entries for this day: the warm path applies
+    checks = []
+    record_checks = validate_warm.validate.__globals__["record_checks"]
+    monkeypatch.setitem(
+        validate_warm.validate.__globals__, "record_checks", lambda kb, rec, *a: checks.append(rec.path) or record_checks(kb, rec, *a)
+    )
+    assert validate_warm.validate_path(troubled_kb).to_dict() == split
+    # only the files no cache keeps are checked again (a name that is not kebab-case is loaded but never stamped)
+    assert sorted(checks) == [f"data/{d}/Bad_Name.json" for d in ("accelerators", "benchmarks", "sources")]
+
+
+def test_with_the_load_cache_on_a_type_filter_or_a_small_kb_takes_the_one_process_path(troubled_kb, caching, monkeypatch):
+    monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
+    assert validate_split.validate_path(troubled_kb, 2, types=["benchmark"]) is None
+    monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 10**6)
+    assert validate_split.validate_path(troubled_kb, 2) is None  # one process, whose validate fills the cache
+    assert _shards(caching) == {}
+
+
+def test_with_the_load_cache_on_a_failed_child_costs_no_finding_and_writes_no_entry(troubled_kb, caching, monkeypatch):
+    monkeypatch.setattr(validate_split, "_child_work", _raises)
+    split, used = _split(troubled_kb, monkeypatch)
+    assert used == [False]
+    assert split == _serial(troubled_kb)
+    assert _shards(caching) == {}  # the next run fills it
+
+
+def test_cli_validate_with_the_cache_forks_on_the_first_run_only(troubled_kb, caching, monkeypatch):
+    monkeypatch.setattr(validate_split, "SPLIT_MIN_FILES", 0)
+    monkeypatch.setenv("INFERKB_JOBS", "2")
+    fork = validate_split._fork
+    forks = []
+    monkeypatch.setattr(validate_split, "_fork", lambda *a: forks.append(1) or fork(*a))
+    outputs = []
+    for _ in range(2):
+        result = CliRunner().invoke(cli, ["validate", "--kb", str(troubled_kb), "--format", "json"])
+        assert result.exit_code == 1, result.output
+        outputs.append((result.stdout_bytes, len(forks)))
+    monkeypatch.setenv("INFERKB_NO_CACHE", "1")
+    cold = CliRunner().invoke(cli, ["validate", "--kb", str(troubled_kb), "--format", "json"]).stdout_bytes
+    assert outputs[0] == (cold, 1)
+    assert outputs[1] == (cold, 1)  # warm: no second fork
 
 
 def test_a_small_kb_is_validated_in_one_process(troubled_kb, monkeypatch):

@@ -457,7 +457,8 @@ def findings_cache(kb: KB, schemas: SchemaSet, today: _dt.date) -> CacheFile | N
     return CacheFile(kb.root, "findings", "|".join(parts))
 
 
-def _finding_row(f: Finding) -> list:
+def finding_row(f: Finding) -> list:
+    """``f`` as a row of a findings cache entry (:func:`cached_findings` reads it back)."""
     return [f.code, f.rule, f.severity, f.message, f.record, f.path, f.field, f.evidence, f.extra]
 
 
@@ -560,7 +561,7 @@ def validate(
         if got is None:
             got = record_checks(kb, rec, schemas, today)
             if stamp is not None:
-                cache.put(rec.path, [stamp, [_finding_row(f) for f in got], cross_record_data(kb, rec)])
+                cache.put(rec.path, [stamp, [finding_row(f) for f in got], cross_record_data(kb, rec)])
         findings.extend(got)
     PROCESSING.what = None
     if cache is not None:

@@ -17,8 +17,14 @@ reference findings; the parent puts both processes' findings in walk order and
 assembles the report as :func:`inferkb.validate.validate` does in one process,
 so the report is the serial one, finding for finding and in the same order.
 
-It applies only when the load cache is off (warm, the cache already skips the
-reading and parsing), ``fork`` is safe (Linux), :func:`inferkb.parallel.default_jobs`
+With the load cache on, it applies when the findings cache holds nothing for
+this KB and day (a first run, a new day, new code: otherwise the warm validate,
+:mod:`inferkb.validate_warm`, skips the reading and parsing) and no type filter is
+given; both processes then stamp their files, the child sends its records'
+stamps and cross-record data with its findings, and the parent writes the
+findings cache shards the one-process validate would write, byte for byte (the
+loader's own cache, which ``validate`` does not read, is left to the next command
+that loads the whole KB). It applies when ``fork`` is safe (Linux), :func:`inferkb.parallel.default_jobs`
 says at least 2 (two CPUs idle by the 1-minute load average, or ``INFERKB_JOBS`` >= 2; ``INFERKB_JOBS=1`` forces one
 process; the CLI asks it, the caller of :func:`validate_path` decides) and the KB has at
 least :data:`SPLIT_MIN_FILES` record files. A child that dies, fails or sends
@@ -31,7 +37,6 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import os
-import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -42,20 +47,13 @@ from .parallel import can_fork
 from .profile import load_profile
 from .report import Report
 from .schemas import schema_set
+from .split_channel import PROTOCOL, Child, dumps, received, send
 from .store import Record, gc_paused, locate
 from .store import cache as load_cache
+from .store.cache import CacheFile, StampsOnly, now_ns
 from .store.loader import Item, Loaded, load_indexed, load_items, report_interrupted_writes, walk
-from .validate import record_checks, reference_findings, shared_id_findings, validate
+from .validate import cross_record_data, finding_row, findings_cache, record_checks, reference_findings, shared_id_findings, validate
 from .validate_repeats import FIELD as REPEAT_FIELD
-
-try:  # the C pickler itself: importing pickle.py (its pure-Python pickler classes) is start-up time this never uses
-    from _pickle import dumps as _dumps
-    from _pickle import loads as _loads
-except ImportError:  # an interpreter without CPython's accelerator
-    from pickle import dumps as _dumps
-    from pickle import loads as _loads
-
-_PROTOCOL = 5  # pickle.HIGHEST_PROTOCOL since Python 3.8
 
 __all__ = ["SPLIT_MIN_FILES", "validate_path"]
 
@@ -84,26 +82,34 @@ def validate_path(
     with :func:`inferkb.open` and call :meth:`~inferkb.KB.validate` as usual).
 
     The options are those of :func:`inferkb.validate.validate`; the report is the one it gives. ``None`` when the
-    load cache is on, fork is unavailable, or ``jobs`` is below 2 (the CLI passes :func:`inferkb.parallel.default_jobs`;
-    a program that runs threads, such as a notebook kernel, should not fork and passes 1 or calls ``KB.validate``).
-    A KB with fewer than :data:`SPLIT_MIN_FILES` record files is loaded and validated in this process (still a
-    report). Raises what :func:`inferkb.open` and :func:`inferkb.validate.validate` raise (``KBNotFound``,
+    load cache is on and its findings cache holds entries for this KB and day (the warm validate applies), when it
+    is on and ``types`` is given, when fork is unavailable, or when ``jobs`` is below 2 (the CLI passes
+    :func:`inferkb.parallel.default_jobs`; a program that runs threads, such as a notebook kernel, should not fork
+    and passes 1 or calls ``KB.validate``). A KB with fewer than :data:`SPLIT_MIN_FILES` record files is loaded and
+    validated in this process (still a report; ``None`` with the load cache on, whose one-process path fills it). Raises what :func:`inferkb.open` and :func:`inferkb.validate.validate` raise (``KBNotFound``,
     ``KBError`` for a bad ``kb.toml``, ``UsageError`` for an unknown type). ``keep`` is called with the KB it
     opened and with a list that holds, at the return, this function's working tables (the walk, the findings by
     record, both shares' results): the CLI keeps both to the process's end (:func:`inferkb.cli.common.keep_to_exit`),
     so that neither the records nor the tables are freed one object at a time (about 10 ms for the tables at
     20,000 records).
     """
-    if jobs < 2 or load_cache.enabled() or not can_fork():
+    caching = load_cache.enabled()
+    if jobs < 2 or not can_fork() or (caching and types):
         return None
     root, bundled = locate(path)
     kb = KB(root, load_profile(root), bundled=bundled)
+    today = today or _dt.date.today()
+    cache = started = None
+    if caching:  # the findings cache of this KB and day is empty (else the warm validate applies): fill it
+        cache = _empty_findings_cache(kb, today)
+        if cache is None:
+            return None
+        started = now_ns()  # before the walk, as the loader takes it
     kb.use_cache = False
     tables: list[object] = []
     if keep is not None:
         keep(kb)
         keep(tables)
-    today = today or _dt.date.today()
     wanted = {kb.type_spec(t).name for t in types} if types else None
     options = {"types": types, "select": select, "ignore": ignore, "max_dangling_refs": max_dangling_refs, "today": today}
     cross = None
@@ -112,6 +118,8 @@ def validate_path(
         files = [i for i, item in enumerate(items) if type(item) is tuple]
         checked: dict[str, list[Finding]] = {}
         if len(files) < SPLIT_MIN_FILES:
+            if cache is not None:  # one process, which fills the cache as it validates
+                return None
             loaded = Loaded()
             load_items(loaded, items, root, kb.profile)
         else:
@@ -121,10 +129,10 @@ def validate_path(
             # (a benchmark has the statistics rules), so contiguous halves would not be equal work.
             theirs = set(_child_share(files, CHILD_SHARE))
             mine = [i for i in range(len(items)) if i not in theirs]
-            child = _fork(kb, items, sorted(theirs), wanted, today)
-            head = child_result = None
+            child = _fork(kb, items, sorted(theirs), wanted, today, started)
+            head = child_result = own_entries = None
             try:
-                own, own_tags = _load_some(items, mine, root, kb.profile)
+                own, own_tags = _load_some(items, mine, root, kb.profile, started)
                 child.send_records(own_tags[0])  # the child resolves its records' references against these too
                 kb.install(own)  # the parent's share, so the record rules see its records as loaded
                 for rec in own.records.values():
@@ -139,6 +147,7 @@ def validate_path(
                     kb.install(loaded)
                     own_refs, own_dangling = _references(kb, own.records.values(), wanted)
                     shared = shared_id_findings(kb, sorted(wanted) if wanted else None)
+                    own_entries = _entries(kb, own, checked) if cache is not None else None  # while the child checks
                     child_result = child.checked()
             except BaseException:  # an internal error or ^C here: no child is left behind
                 child.end()
@@ -151,19 +160,61 @@ def validate_path(
                 loaded = _merge(own, own_tags, extra.records, tags)
                 loaded.files_seen += extra.files_seen
             else:
-                child_checked, child_refs, child_dangling = child_result
+                child_checked, child_refs, child_dangling = child_result[:3]
                 checked.update(child_checked)
                 # Each process resolved its own records; the serial order is record by record in walk order
                 # (each list is in that order already, so only findings from both need sorting).
                 position = {key: n for n, key in enumerate(kb.records)} if own_refs and child_refs else {}
                 refs = sorted([*own_refs, *child_refs], key=lambda f: position[f.record]) if position else own_refs or child_refs
                 cross = (refs, own_dangling + child_dangling, shared)
+                if own_entries is not None and len(child_result) == 4:
+                    _fill(cache, kb, own_entries, child_result[3], checked)
                 if keep is not None:
-                    tables.extend((items, files, theirs, mine, own, own_tags, loaded, head, child_result, checked, position))
+                    tables.extend((items, files, theirs, mine, own, own_tags, loaded, head, child_result, checked, position, cache))
                 return validate(kb, **options, checked=checked, cross=cross)
         report_interrupted_writes(loaded, root, kb.profile)
         kb.install(loaded)
         return validate(kb, **options, checked=checked, cross=cross)
+
+
+def _empty_findings_cache(kb: KB, today: _dt.date) -> CacheFile | None:
+    """The findings cache of ``kb`` for ``today`` (:func:`inferkb.validate.findings_cache`) when it holds no entry,
+    else ``None``."""
+    kb.use_cache = True
+    try:
+        cache = findings_cache(kb, schema_set(kb), today)
+    finally:
+        kb.use_cache = False
+    return cache if cache is not None and not cache.entries else None
+
+
+def _entries(kb: KB, own: Loaded, checked: dict[str, list[Finding]]) -> dict[str, list]:
+    """``{key: [stamp, finding rows, cross-record data]}``: the findings cache entry of each stamped record of the
+    parent's share ``own``, as the one-process validate puts it."""
+    stamps = own.stamps
+    return {
+        rec.key: [stamps[rec.key], [finding_row(f) for f in checked[rec.key]], cross_record_data(kb, rec)]
+        for rec in own.records.values()
+        if rec.key in stamps and rec.key in checked
+    }
+
+
+def _fill(cache: CacheFile, kb: KB, own: dict[str, list], theirs: Any, checked: dict[str, list[Finding]]) -> None:
+    """Put the entries of both shares in walk order (as the one-process validate puts them) and save the cache:
+    ``own`` from :func:`_entries`, ``theirs`` the child's ``{key: (stamp, cross-record data)}`` with its findings in
+    ``checked``. An unstamped file gets no entry; nothing is put when ``theirs`` is not a dict."""
+    if type(theirs) is not dict:
+        return
+    for rec in kb.records.values():
+        entry = own.get(rec.key)
+        if entry is None:
+            sent = theirs.get(rec.key)
+            found = checked.get(rec.key)
+            if sent is None or found is None:
+                continue
+            entry = [sent[0], [finding_row(f) for f in found], sent[1]]
+        cache.put(rec.path, entry)
+    cache.save()
 
 
 def _child_share(files: list[int], share: float) -> list[int]:
@@ -182,11 +233,14 @@ Tags = tuple[list[int], list[tuple[int, list[Finding]]]]
 loaded, in order, and ``(walk index, its load findings)`` of each item that gave findings."""
 
 
-def _load_some(items: list[Item], indices: list[int], root: Any, profile: Any) -> tuple[Loaded, Tags]:
+def _load_some(items: list[Item], indices: list[int], root: Any, profile: Any, started: int | None = None) -> tuple[Loaded, Tags]:
     """:func:`inferkb.store.loader.load_items` over ``items[i]`` for each ``i`` of ``indices``, noting where each
-    result came from."""
+    result came from; with ``started`` (taken before the walk), each file a cache may keep is stamped (``stamps``)."""
     out = Loaded()
-    tags = load_indexed(out, items, indices, root, profile)
+    if started is None:
+        tags = load_indexed(out, items, indices, root, profile)
+    else:
+        tags = load_indexed(out, items, indices, root, profile, stamps=StampsOnly(), started=started)
     return out, tags
 
 
@@ -227,108 +281,9 @@ def _references(kb: KB, recs: Any, wanted: set[str] | None) -> tuple[list[Findin
     return reference_findings(kb, [r for r in recs if wanted is None or r.type in wanted])
 
 
-class _Child:
-    """The forked child and what passes between it and the parent.
-
-    Child to parent: once its share is loaded, its load tags and the data of its repeat group members (the
-    "head"), through an unnamed memory file (``memfd``) whose length it then writes to the pipe: writing them to
-    the pipe itself would block the child until the parent, still busy with its own share, reads; then, through the
-    pipe up to its end, its per-record findings and the reference findings of its records. Parent to child: the walk
-    indices of the records the parent loaded (its own memory file, length through a second pipe), so that the child
-    resolves its records' references against every record of the KB."""
-
-    def __init__(self, pid: int, read_fd: int, head_fd: int, send_fd: int, records_fd: int) -> None:
-        self.pid, self.read_fd, self.head_fd, self.send_fd, self.records_fd = pid, read_fd, head_fd, send_fd, records_fd
-        self.reaped = False
-        self.status = -1  # the child's exit code once reaped
-
-    def send_records(self, indices: list[int]) -> None:
-        """Tell the child the walk index of each record the parent loaded (never blocks: 8 bytes to the pipe). A child
-        that has already ended is not an error here: :meth:`head` or :meth:`checked` then says it failed."""
-        try:
-            _send(self.records_fd, self.send_fd, indices)
-        except BrokenPipeError:
-            pass
-
-    def head(self) -> tuple[Tags, int, dict[int, dict[str, Any]]] | None:
-        """``(tags, files seen, {walk index: data} of its repeat group members)`` once the child has loaded its
-        share; ``None`` when it failed."""
-        got = _received(self.read_fd, self.head_fd)
-        if type(got) is tuple and len(got) == 3:
-            return got
-        self.end()
-        return None
-
-    def checked(self) -> tuple[dict[str, list[Finding]], list[Finding], int] | None:
-        """``({record key: per-record findings}, reference findings, budgeted dangling references)`` of the child's
-        records (it has then exited); ``None`` when it failed."""
-        chunks = []
-        while chunk := os.read(self.read_fd, 1 << 20):
-            chunks.append(chunk)
-        self.end(kill=False)
-        got = _unpickled(b"".join(chunks)) if self.status == 0 else None
-        if type(got) is tuple and len(got) == 3 and type(got[0]) is dict and type(got[1]) is list and type(got[2]) is int:
-            return got
-        return None
-
-    def end(self, *, kill: bool = True) -> None:
-        """Close the pipes and the memory files and reap the child (killed first unless ``kill`` is false); once."""
-        if self.reaped:
-            return
-        self.reaped = True
-        for fd in (self.read_fd, self.head_fd, self.send_fd, self.records_fd):
-            os.close(fd)
-        if kill:
-            os.kill(self.pid, signal.SIGKILL)
-        _, status = os.waitpid(self.pid, 0)
-        self.status = os.waitstatus_to_exitcode(status)
-
-
-def _send(mem_fd: int, pipe_fd: int, value: Any) -> None:
-    """Pickle ``value`` into the memory file ``mem_fd``, then write its length (8 bytes) to the pipe ``pipe_fd``."""
-    payload = _dumps(value, protocol=_PROTOCOL)
-    view = memoryview(payload)
-    done = 0
-    while done < len(payload):
-        done += os.pwrite(mem_fd, view[done:], done)
-    os.write(pipe_fd, len(payload).to_bytes(8, "little"))
-
-
-def _received(pipe_fd: int, mem_fd: int) -> Any:
-    """What :func:`_send` sent (waits for the length on ``pipe_fd``); ``None`` when the other side ended first."""
-    size = _read_exactly(pipe_fd, 8)
-    if len(size) != 8:
-        return None
-    return _unpickled(_pread_exactly(mem_fd, int.from_bytes(size, "little")))
-
-
-def _read_exactly(fd: int, size: int) -> bytes:
-    out = b""
-    while len(out) < size and (chunk := os.read(fd, size - len(out))):
-        out += chunk
-    return out
-
-
-def _pread_exactly(fd: int, size: int) -> bytes:
-    chunks = []
-    done = 0
-    while done < size and (chunk := os.pread(fd, size - done, done)):
-        chunks.append(chunk)
-        done += len(chunk)
-    return b"".join(chunks)
-
-
-def _unpickled(payload: bytes) -> Any:
-    if not payload:
-        return None
-    try:
-        return _loads(payload)
-    except Exception:  # noqa: BLE001 - a truncated payload: the parent does the share itself
-        return None
-
-
-def _fork(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None, today: _dt.date) -> _Child:
-    """Fork a child that loads and checks ``items[i]`` for ``i`` in ``indices`` and sends its results (:class:`_Child`)."""
+def _fork(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None, today: _dt.date, started: int | None = None) -> Child:
+    """Fork a child that loads and checks ``items[i]`` for ``i`` in ``indices`` and sends its results (:class:`~inferkb.split_channel.Child`);
+    with ``started``, it stamps its files and sends their findings cache data too."""
     read_fd, write_fd = os.pipe()
     records_read_fd, send_fd = os.pipe()
     head_fd = os.memfd_create("inferkb-validate-split")
@@ -339,20 +294,21 @@ def _fork(kb: KB, items: list[Item], indices: list[int], wanted: set[str] | None
     if pid != 0:
         os.close(write_fd)
         os.close(records_read_fd)
-        return _Child(pid, read_fd, head_fd, send_fd, records_fd)
+        return Child(pid, read_fd, head_fd, send_fd, records_fd)
     code = 1
     try:  # the child: never returns into the caller
         os.close(read_fd)
         os.close(send_fd)
 
         def send_head(head: tuple[Any, ...]) -> None:
-            _send(head_fd, write_fd, head)
+            send(head_fd, write_fd, head)
 
         def parent_records() -> Any:
-            return _received(records_read_fd, records_fd)
+            return received(records_read_fd, records_fd)
 
         if not os.environ.get(_CHILD_FAILED):
-            payload = _dumps(_child_work(kb, items, indices, wanted, today, send_head, parent_records), protocol=_PROTOCOL)
+            more = {} if started is None else {"started": started}
+            payload = dumps(_child_work(kb, items, indices, wanted, today, send_head, parent_records, **more), protocol=PROTOCOL)
             with os.fdopen(write_fd, "wb") as fh:
                 fh.write(payload)
             code = 0
@@ -370,12 +326,14 @@ def _child_work(
     today: _dt.date,
     send_head: Callable[[tuple], None],
     parent_records: Callable[[], Any],
-) -> tuple[dict[str, list[Finding]], list[Finding], int]:
+    started: int | None = None,
+) -> tuple[Any, ...]:
     """Load the child's share and ``send_head((tags, files seen, {walk index: data} of its repeat group members))``,
     check it, then resolve its records' references against every record of the KB (the parent's named by
     ``parent_records()``, their walk indices): returns ``({key: per-record findings}, reference findings, budgeted
-    dangling references)``. Raises ``RuntimeError`` when the parent sent no record list."""
-    half, tags = _load_some(items, indices, kb.root, kb.profile)
+    dangling references)``, and with ``started`` (the parent's, before the walk) ``{key: (stamp, cross-record data)}``
+    of each file it stamped. Raises ``RuntimeError`` when the parent sent no record list."""
+    half, tags = _load_some(items, indices, kb.root, kb.profile, started)
     members = {i: rec.data for i, rec in zip(tags[0], half.records.values(), strict=True) if rec.data.get(REPEAT_FIELD) is not None}
     send_head((tags, half.files_seen, members))
     kb.install(half)
@@ -387,10 +345,18 @@ def _child_work(
     everything = Loaded(records={**_stand_ins(items, theirs), **half.records})
     kb.install(everything)
     refs, dangling = _references(kb, half.records.values(), wanted)
-    return checked, refs, dangling
+    if started is None:
+        return checked, refs, dangling
+    stamps = half.stamps
+    return (
+        checked,
+        refs,
+        dangling,
+        {rec.key: (stamps[rec.key], cross_record_data(kb, rec)) for rec in half.records.values() if rec.key in stamps},
+    )
 
 
-def _receive(child: _Child) -> tuple[Tags, int, dict[int, dict[str, Any]]] | None:
-    """The child's head (:meth:`_Child.head`), ``None`` when it failed; a function of its own so that tests can see
+def _receive(child: Child) -> tuple[Tags, int, dict[int, dict[str, Any]]] | None:
+    """The child's head (:meth:`~inferkb.split_channel.Child.head`), ``None`` when it failed; a function of its own so that tests can see
     whether it came."""
     return child.head()

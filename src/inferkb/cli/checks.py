@@ -48,10 +48,11 @@ def validate(kb_path, types, select, ignore, max_dangling_refs, fmt, fail_on) ->
     from ..validate_warm import validate_path as validate_warm
 
     options = {"types": list(types) or None, "select": codes(select), "ignore": codes(ignore), "max_dangling_refs": max_dangling_refs}
-    with loading():  # two idle CPUs (or INFERKB_JOBS>=2), load cache off, large KB: two processes
-        report = validate_path(kb_path, default_jobs(), keep=keep_to_exit, **options)
-        if report is None:  # load cache on, findings cache filled: the unchanged files from it
-            report = validate_warm(kb_path, keep=keep_to_exit, **options)
+    with loading():
+        # load cache on, findings cache filled: the unchanged files from it
+        report = validate_warm(kb_path, keep=keep_to_exit, **options)
+        if report is None:  # two idle CPUs (or INFERKB_JOBS>=2), large KB: two processes (filling the findings cache)
+            report = validate_path(kb_path, default_jobs(), keep=keep_to_exit, **options)
         if report is None:
             kb = open_kb(kb_path)
             keep_to_exit(kb)
