@@ -14,7 +14,9 @@ change in the machine's load hits every variant alike. CPU is the child's own us
 (``os.wait4``). ``--cache DIR`` times the warm path instead: the load cache on, in ``DIR/<variant>``
 (one folder per variant: two trees' code fingerprints differ, so a shared folder would be rewritten
 by each in turn), filled by the warm-up round and kept, so every timed run finds every file cached
-(the KB's files must be older than the cache's 2 s racy window). Prints the 1-minute load average at the start and the end, a per-variant table of
+(the KB's files must be older than the cache's 2 s racy window). ``--first DIR`` times the first run
+with the cache on instead (a fresh clone, a new day, new code): the folder ``DIR/<variant>`` is emptied
+before every run, so each run finds nothing cached and writes the whole cache. Prints the 1-minute load average at the start and the end, a per-variant table of
 medians and minima, and each variant's median against the first one's.
 """
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import time
@@ -30,8 +33,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """``(wall s, user+sys CPU s)`` of one run of ``cmd`` with ``env``, stdout and stderr to /dev/null."""
+def run_once(cmd: list[str], env: dict[str, str], empty: Path | None = None) -> tuple[float, float]:
+    """``(wall s, user+sys CPU s)`` of one run of ``cmd`` with ``env``, stdout and stderr to /dev/null; the folder
+    ``empty`` (a cache folder) is removed first, outside the timing."""
+    if empty is not None:
+        shutil.rmtree(empty, ignore_errors=True)
+        empty.mkdir(parents=True)
     null = os.open(os.devnull, os.O_WRONLY)
     start = time.perf_counter()
     pid = os.fork()
@@ -60,7 +67,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cmd", default="validate")
     ap.add_argument("--src", action="append", default=[], metavar="NAME=PATH")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VAR=VALUE")
-    ap.add_argument("--cache", type=Path, metavar="DIR", help="time warm runs: load cache on, in DIR/<variant>")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--cache", type=Path, metavar="DIR", help="time warm runs: load cache on, in DIR/<variant>")
+    mode.add_argument("--first", type=Path, metavar="DIR", help="time first runs: load cache on, DIR/<variant> emptied before each")
     ap.add_argument("extra", nargs="*")
     args = ap.parse_args(argv)
     srcs = args.src or [f"branch={HERE.parent / 'src'}"]
@@ -77,18 +86,27 @@ def main(argv: list[str] | None = None) -> int:
         if src_env is None:
             raise SystemExit(f"--env {spec}: no --src named {of!r}")
         variants.append((name, src_env | {var: value}))
+    folders: dict[str, Path | None] = {name: None for name, _ in variants}
     if args.cache is not None:
         variants = [(name, _warm_env(env, args.cache / name)) for name, env in variants]
+    elif args.first is not None:
+        variants = [(name, _warm_env(env, args.first / name)) for name, env in variants]
+        folders = {name: args.first / name for name, _ in variants}
     cmd = [sys.executable, "-m", "inferkb", args.cmd, "--kb", str(args.kb), "--format", "json", *args.extra]
     times: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in variants}
     load0 = os.getloadavg()[0]
-    for _name, env in variants:  # warm-up: page cache, .pyc files
-        run_once(cmd, env)
+    for name, env in variants:  # warm-up: page cache, .pyc files
+        run_once(cmd, env, folders[name])
     for _ in range(args.rounds):
         for name, env in variants:
-            times[name].append(run_once(cmd, env))
+            times[name].append(run_once(cmd, env, folders[name]))
     load1 = os.getloadavg()[0]
-    cache = f", warm (load cache in {args.cache}/<variant>)" if args.cache is not None else ", cold (INFERKB_NO_CACHE=1)"
+    if args.cache is not None:
+        cache = f", warm (load cache in {args.cache}/<variant>)"
+    elif args.first is not None:
+        cache = f", first runs (load cache in {args.first}/<variant>, emptied before each run)"
+    else:
+        cache = ", cold (INFERKB_NO_CACHE=1)"
     print(f"{args.cmd} --kb {args.kb}: {args.rounds} rounds{cache}, load average {load0:.2f} -> {load1:.2f}")
     print(f"| variant | median wall s | min wall s | median cpu s | min cpu s | wall vs {variants[0][0]} |")
     print("|--|--:|--:|--:|--:|--:|")
