@@ -102,6 +102,7 @@ def run_audits(
     ignore: list[str] | None = None,
     jobs: int = 1,
     before: Task | None = None,
+    first: list[Task] | tuple[Task, ...] = (),
 ) -> Report:
     """Run the named audits (all registered when ``None``) and merge them into one :class:`Report`.
 
@@ -111,7 +112,9 @@ def run_audits(
     the report is the same as a serial run's, findings in audit order. The
     default is serial: forking a program that runs threads (a notebook
     kernel) is not safe. ``before`` is one more task (``check``
-    passes validation) whose :class:`Report` comes first in the result.
+    passes validation) whose :class:`Report` comes first in the result. ``first`` are tasks whose results are
+    not part of the report (``check``'s write of the load cache), placed before every other task so that each
+    runs first in whichever process it lands, before any audit has run there.
     Raises :class:`UsageError` for an unknown audit name (the message lists the known ones).
     """
     registry = load_all()
@@ -124,9 +127,10 @@ def run_audits(
     ]
     if before is not None:
         tasks.insert(0, before)
+    tasks[:0] = first
     if len(kb.records) < PARALLEL_MIN_RECORDS:
         jobs = 1
-    results = run_tasks(tasks, jobs=jobs)
+    results = run_tasks(tasks, jobs=jobs)[len(first) :]
     report = results.pop(0) if before is not None else Report(str(kb.root), len(kb.records))
     for name, result in zip(chosen, results, strict=True):
         report.findings.extend(result.findings)

@@ -77,8 +77,11 @@ def check(kb_path, select, ignore, fmt, fail_on, show_all, jobs) -> None:
       inferkb check --kb ../shared/corpus/inference-research
       inferkb check --format json > report.json
     """
-    kb = open_kb(kb_path)
-    report = kb.check(select=codes(select), ignore=codes(ignore), jobs=_jobs(jobs))
+    kb = open_kb(kb_path, defer_save=True)  # the load cache is written by one of check's tasks
+    try:
+        report = kb.check(select=codes(select), ignore=codes(ignore), jobs=_jobs(jobs))
+    finally:
+        kb.save_load_cache()  # when no task wrote it (an audit raised first)
     finish(report, fmt, fail_on, title="check", max_per_code=None if show_all else 5, figures=True, include_info=bool(select))
 
 

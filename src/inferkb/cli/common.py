@@ -148,14 +148,15 @@ def keep_to_exit(obj: object) -> None:
         _KEPT.append(obj)
 
 
-def open_kb(kb_path: str | None, *, write: bool = False):
+def open_kb(kb_path: str | None, *, write: bool = False, defer_save: bool = False):
     """``inferkb.open(kb_path)``: the bundled KB when ``None``.
 
     ``write``: the command is about to write; a batch a killed writer left half applied is rolled back first
     (:func:`inferkb.store.writer.recover_interrupted`) and the KB read again, so the command plans its write from
-    the files as they are after the rollback.
+    the files as they are after the rollback. ``defer_save``: the load cache is written later, by
+    :meth:`~inferkb.store.Store.save_load_cache` (see :meth:`~inferkb.store.Store.load`).
     """
-    kb = _load_kb(kb_path)
+    kb = _load_kb(kb_path, defer_save)
     if write:
         from ..store.writer import recover_interrupted
 
@@ -164,11 +165,11 @@ def open_kb(kb_path: str | None, *, write: bool = False):
     return kb
 
 
-def _load_kb(kb_path: str | None):
-    from .. import open as _open_kb
+def _load_kb(kb_path: str | None, defer_save: bool = False):
+    from ..kb import KB
 
     with loading():
-        return _open_kb(kb_path)
+        return KB.load(kb_path, defer_save=defer_save)
 
 
 @contextmanager

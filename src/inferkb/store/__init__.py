@@ -95,11 +95,13 @@ class Store:
 
     # ---- loading -------------------------------------------------------
     @classmethod
-    def load(cls, path: str | os.PathLike | None = None, *, cache: bool | None = None):
+    def load(cls, path: str | os.PathLike | None = None, *, cache: bool | None = None, defer_save: bool = False):
         """Open the KB at ``path`` (``None`` = the bundled KB); returns an instance of ``cls``.
 
         ``cache`` (default: on unless ``INFERKB_NO_CACHE`` is set, see :mod:`inferkb.store.cache`) reuses
         the parsed object of every record file unchanged since an earlier load and keeps the cache up to date.
+        ``defer_save``: the cache files are written by :meth:`save_load_cache` (``check`` runs it as one of its
+        tasks, in a worker process when it has one) instead of before this returns.
         Raises :class:`KBNotFound` if the path does not exist, is not a
         directory or has no ``data/`` directory; :class:`KBError` if its
         ``kb.toml`` is malformed.
@@ -111,10 +113,32 @@ class Store:
             file = load_cache.CacheFile(root, "load", store.cache_fingerprint()) if store.use_cache else None
             loaded = load_records(store.root, store.profile, cache=file)
             if file is not None:
-                file.save()
                 store.cache_hits = file.hits
+                if defer_save:
+                    store._unsaved_load_cache = file
+                else:
+                    file.save()
         store.install(loaded)
         return store
+
+    _unsaved_load_cache = None  # the load cache file :meth:`load` was asked not to write yet
+
+    def unsaved_load_cache_share(self) -> float:
+        """The share of the records whose load cache entry is new and not yet written (0.0 when nothing is pending)."""
+        file = self._unsaved_load_cache
+        return len(file.fresh) / max(1, len(self.index.records)) if file is not None else 0.0
+
+    def save_load_cache(self) -> bool:
+        """Write the load cache files :meth:`load` left unwritten (``defer_save``), once; True when there were some."""
+        file, self._unsaved_load_cache = self._unsaved_load_cache, None
+        if file is None:
+            return False
+        file.save()
+        return True
+
+    def drop_load_cache(self) -> None:
+        """Forget the unwritten load cache files (another process wrote them)."""
+        self._unsaved_load_cache = None
 
     def install(self, loaded: Loaded) -> None:
         """Make what a loader read (:class:`~inferkb.store.loader.Loaded`) this store's records, load findings and
