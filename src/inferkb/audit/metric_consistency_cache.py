@@ -18,6 +18,7 @@ per benchmark: ``-1`` (no registry describes its metric: skipped), ``n >= 0``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 KIND = "metric-consistency"
 SKIPPED = -1  # the "percent quotes checked" of a record whose metric no registry describes
+# What a benchmark with nothing to report yields, one shared value per count: no allocation per record on a warm run.
+_NOTHING: dict[int, tuple[Sequence[Finding], int]] = {}
 
 
 def metric_consistency_cache(kb: KB) -> load_cache.CacheFile | None:
@@ -52,14 +55,17 @@ def _well_formed(payload: object) -> bool:
     )
 
 
-def cached_result(cache: load_cache.CacheFile | None, kb: KB, rec: Record) -> tuple[list[Finding], int] | None:
+def cached_result(cache: load_cache.CacheFile | None, kb: KB, rec: Record) -> tuple[Sequence[Finding], int] | None:
     """``(findings, percent quotes checked or SKIPPED)`` stored for ``rec`` when its file and the fingerprint are
     unchanged, else ``None``."""
     payload = record_cache.stored(cache, kb, rec, _well_formed)
     if payload is None:
         return None
     if type(payload) is int:
-        return [], payload
+        nothing = _NOTHING.get(payload)
+        if nothing is None:
+            nothing = _NOTHING[payload] = ((), payload)
+        return nothing
     return record_cache.findings_from(payload[1], rec), payload[0]
 
 
