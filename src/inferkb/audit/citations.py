@@ -29,7 +29,8 @@ import orjson
 from ..jsonio import read_regular
 from ..rules import Rule, register
 from ..validate_rules import KB014
-from . import AuditResult, audit
+from . import AuditResult, audit, record_cache
+from .citations_cache import cached_result, citations_cache, keep_result
 
 if TYPE_CHECKING:
     from ..kb import KB
@@ -344,27 +345,59 @@ def audit_docs(kb: KB, ids: frozenset[str]) -> tuple[list, int]:
     return findings, count
 
 
-@audit("citations", "Source ids cited in text but not declared, unresolved [[dir/id]] doc links, placeholder artefacts.", cost=1.4)
+def _vocabulary(kb: KB) -> tuple[frozenset[str], dict[str, int]]:
+    """:func:`source_id_vocabulary` of ``kb``, built once per KB version (the cost estimate and the audit share it)."""
+    return kb.cached("citations.vocabulary", lambda: source_id_vocabulary(kb))
+
+
+def record_findings(kb: KB, rec: Record, ids: frozenset[str], ids_bytes: frozenset[bytes]) -> tuple[list, bool]:
+    """KB601/KB604 findings of one record and whether it was walked field by field (the byte pre-filters let it through).
+
+    ``ids`` is the vocabulary of :func:`source_id_vocabulary`, ``ids_bytes`` the same ids encoded.
+    """
+    js = orjson.dumps(rec.data)
+    cited = ids_bytes.intersection(_json_tokens(js))
+    if cited:
+        cited = cited - {s.encode() for s in rec.data.get("sources") or [] if isinstance(s, str)} - {rec.id.encode()}
+    has_placeholder = _may_hold_placeholder(js)
+    if not cited and not has_placeholder:
+        return [], False
+    strings = list(iter_strings(rec.data))
+    found = undeclared_citations(kb, rec, strings, ids) if cited else []
+    if has_placeholder:
+        found.extend(placeholders(rec, strings))
+    return found, True
+
+
+def _cost(kb: KB) -> float:
+    """Seconds per 20,000 synthetic records (see :class:`inferkb.audit.AuditSpec`), less what the cache holds."""
+    cache = citations_cache(kb, *_vocabulary(kb))
+    return 0.2 + 1.2 * (1.0 - record_cache.hit_share(cache, kb, list(kb.records.values())))
+
+
+@audit("citations", "Source ids cited in text but not declared, unresolved [[dir/id]] doc links, placeholder artefacts.", cost=_cost)
 def run(kb: KB) -> AuditResult:
-    """Run KB601-KB604 over every record and ``docs/``; figures count findings and the id vocabulary."""
-    ids, vocab = source_id_vocabulary(kb)
+    """Run KB601-KB604 over every record and ``docs/``; figures count findings and the id vocabulary.
+
+    Each unchanged record's KB601/KB604 result is kept in the load cache
+    (:mod:`inferkb.audit.citations_cache`); ``docs/`` is checked every run. The report is the same.
+    """
+    ids, vocab = _vocabulary(kb)
     ids_bytes = frozenset(i.encode() for i in ids)
     result = AuditResult("citations")
+    cache = citations_cache(kb, ids, vocab)
     walked = 0
     for rec in kb.records.values():
-        js = orjson.dumps(rec.data)
-        cited = ids_bytes.intersection(_json_tokens(js))
-        if cited:
-            cited = cited - {s.encode() for s in rec.data.get("sources") or [] if isinstance(s, str)} - {rec.id.encode()}
-        has_placeholder = _may_hold_placeholder(js)
-        if not cited and not has_placeholder:
-            continue
-        walked += 1
-        strings = list(iter_strings(rec.data))
-        if cited:
-            result.findings.extend(undeclared_citations(kb, rec, strings, ids))
-        if has_placeholder:
-            result.findings.extend(placeholders(rec, strings))
+        kept = cached_result(cache, kb, rec) if cache is not None else None
+        if kept is None:
+            found, was_walked = record_findings(kb, rec, ids, ids_bytes)
+            keep_result(cache, kb, rec, found, was_walked)
+        else:
+            found, was_walked = kept
+        walked += was_walked
+        result.findings.extend(found)
+    if cache is not None:
+        cache.save()
     doc_findings, docs = audit_docs(kb, ids)
     result.findings.extend(doc_findings)
     by_code: dict[str, int] = {}

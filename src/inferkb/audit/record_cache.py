@@ -1,9 +1,9 @@
 """Per-record audit results kept between runs in the load cache, for audits whose result for one record depends
 only on that record and on a digest of what else it reads.
 
-An audit with such a result (load-conditions, physical-plausibility) keeps,
-per benchmark file, ``[stamp, payload]`` in a :class:`~inferkb.store.cache.CacheFile`
-of its own ``kind``. The entry is used only while the file's stamp is the one
+An audit with such a result (load-conditions, physical-plausibility, citations,
+metric-consistency) keeps, per record file, ``[stamp, payload]`` in a
+:class:`~inferkb.store.cache.CacheFile` of its own ``kind``. The entry is used only while the file's stamp is the one
 stored (the file unchanged, and the record not rewritten since loading:
 :meth:`inferkb.store.Store.file_stamp`) and the shard's fingerprint is the
 current one: the loader's (:meth:`inferkb.store.Store.cache_fingerprint`:

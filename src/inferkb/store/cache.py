@@ -14,7 +14,7 @@ metric registry and today's date (rule KB106 compares dates with today). So
 an edited or replaced file (new size, new mtime, or at least a new ctime,
 which no user can set) is read and checked again, and a change of code,
 schemas or rules drops the whole file. Cross-record rules and audits always run;
-two audits keep per-record results in files of their own kind through the same
+four audits keep per-record results in files of their own kind through the same
 class (:mod:`inferkb.audit.record_cache`).
 
 A shard is never trusted blindly: it is one header line (format, KB root,
