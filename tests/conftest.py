@@ -225,3 +225,19 @@ def synth_kb(root: Path, records: int, seed: int = 0) -> Path:
     spec.loader.exec_module(module)
     module.generate(root, records, seed=seed)
     return root
+
+
+def edit_record(path: Path, **fields) -> None:
+    """Set ``fields`` at the top level of the record file ``path`` (rewritten with indent 2)."""
+    data = json.loads(path.read_text())
+    data.update(fields)
+    path.write_text(json.dumps(data, indent=2))
+
+
+def rewrite_cache_entry(cache, key: str, entry: list) -> None:
+    """Store ``entry`` for ``key`` in an audit's cache file through its own API (valid header and checksum), keeping
+    every other entry: what a later warm run reads is then exactly this entry."""
+    for other in cache.entries:
+        cache.keep(other)
+    cache.put(key, entry)
+    cache.save()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import inferkb
-from conftest import synth_kb
+from conftest import edit_record, rewrite_cache_entry, synth_kb
 from inferkb.audit import citations
 from inferkb.audit.citations_cache import citations_cache
 
@@ -29,12 +29,6 @@ def _run(root: Path | None, **kw) -> tuple[dict, int, int]:
     report = kb.audit("citations").to_dict()
     cache = _cache(kb)
     return report, (cache.hits if cache else 0), len(kb.records)
-
-
-def _edit(path: Path, **fields) -> None:
-    data = json.loads(path.read_text())
-    data.update(fields)
-    path.write_text(json.dumps(data, indent=2))
 
 
 def _add_source(root: Path, source_id: str) -> None:
@@ -84,10 +78,7 @@ def test_a_warm_run_really_takes_the_stored_result(tmp_path: Path, caching: Path
     key = next(k for k, e in cache.entries.items() if type(e[1]) is list)
     entry = cache.entries[key]
     entry[1][0][3] = "a message no check writes"
-    for other in cache.entries:
-        cache.keep(other)
-    cache.put(key, entry)
-    cache.save()
+    rewrite_cache_entry(cache, key, entry)
     warm, hits, n = _run(root)
     assert hits == n
     assert "a message no check writes" in [f["message"] for f in warm["findings"] if f["record"] == key]
@@ -100,7 +91,7 @@ def test_an_edited_record_is_scanned_again_alone(tmp_path: Path, caching: Path) 
     path = sorted((root / "data" / "benchmarks").iterdir())[0]
     key = f"benchmarks/{path.stem}"
     assert not [f for f in cold["findings"] if f["record"] == key]
-    _edit(path, notes="TODO: fill in the methodology")
+    edit_record(path, notes="TODO: fill in the methodology")
     warm, hits, n = _run(root)
     assert hits == n - 1
     assert warm == _run(root, cache=False)[0]
@@ -120,11 +111,11 @@ def test_a_new_id_in_a_sources_list_scans_every_record_again(tmp_path: Path, cac
     # No source record is added: only the vocabulary grows, and an unchanged record's mention becomes a finding.
     root = _synth_kb(tmp_path / "kb")
     first, second = sorted((root / "data" / "benchmarks").iterdir())[:2]
-    _edit(second, notes="Numbers as in src-ghost-two.")
+    edit_record(second, notes="Numbers as in src-ghost-two.")
     cold, _, _ = _run(root)
     key = f"benchmarks/{second.stem}"
     assert not [f for f in cold["findings"] if f["record"] == key]
-    _edit(first, sources=[*json.loads(first.read_text())["sources"], "src-ghost-two"])
+    edit_record(first, sources=[*json.loads(first.read_text())["sources"], "src-ghost-two"])
     warm, hits, _ = _run(root)
     assert hits == 0
     assert [f["code"] for f in warm["findings"] if f["record"] == key] == ["KB601"]
@@ -136,8 +127,8 @@ def test_a_source_record_for_an_id_already_cited_scans_every_record_again(tmp_pa
     # changes, and with it the KB601 message ("has no source record here" -> "a source record of this KB").
     root = _synth_kb(tmp_path / "kb")
     first, second = sorted((root / "data" / "benchmarks").iterdir())[:2]
-    _edit(first, sources=[*json.loads(first.read_text())["sources"], "src-ghost-one"])
-    _edit(second, notes="Numbers as in src-ghost-one.")
+    edit_record(first, sources=[*json.loads(first.read_text())["sources"], "src-ghost-one"])
+    edit_record(second, notes="Numbers as in src-ghost-one.")
     cold, _, _ = _run(root)
     key = f"benchmarks/{second.stem}"
     assert [f["extra"]["source_record_exists"] for f in cold["findings"] if f["record"] == key] == [False]

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import inferkb
-from conftest import synth_kb
+from conftest import rewrite_cache_entry, synth_kb
 from inferkb.audit import load_conditions
 from inferkb.audit.conditions_cache import conditions_cache
 from inferkb.resolve import engine_names
@@ -46,10 +46,7 @@ def test_a_warm_run_really_takes_the_stored_reading(tmp_path: Path, caching: Pat
     key = next(k for k, e in cache.entries.items() if e[1][1][0])
     entry = cache.entries[key]
     entry[1][1][0][0][1] = "a message no reading writes"
-    for other in cache.entries:
-        cache.keep(other)
-    cache.put(key, entry)
-    cache.save()
+    rewrite_cache_entry(cache, key, entry)
     warm, hits, n = _run(root)
     assert hits == n
     assert "a message no reading writes" in [f["message"] for f in warm["findings"] if f["record"] == key]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import inferkb
-from conftest import synth_kb
+from conftest import edit_record, rewrite_cache_entry, synth_kb
 from inferkb.audit import metric_consistency
 from inferkb.audit.metric_consistency_cache import SKIPPED, metric_consistency_cache
 
@@ -29,12 +29,6 @@ def _run(root: Path | None, **kw) -> tuple[dict, int, int]:
 
 def _figures(report: dict) -> dict:
     return report["summary"]["figures"]["metric-consistency"]
-
-
-def _edit(path: Path, **fields) -> None:
-    data = json.loads(path.read_text())
-    data.update(fields)
-    path.write_text(json.dumps(data, indent=2))
 
 
 def _shards(folder: Path) -> list[Path]:
@@ -62,8 +56,8 @@ def test_warm_metric_consistency_equals_cold_on_the_bundled_kb(caching: Path) ->
 def test_every_benchmark_gets_a_small_entry(tmp_path: Path, caching: Path) -> None:
     root = _synth_kb(tmp_path / "kb")
     benchmarks = sorted((root / "data" / "benchmarks").iterdir())
-    _edit(benchmarks[0], metric="a_metric_no_registry_has")
-    _edit(benchmarks[1], methodology="Median went from 100 ms to 150 ms (+50%) after the change.")
+    edit_record(benchmarks[0], metric="a_metric_no_registry_has")
+    edit_record(benchmarks[1], methodology="Median went from 100 ms to 150 ms (+50%) after the change.")
     cold, _, n = _run(root)
     payloads = {key: entry[1] for key, entry in metric_consistency_cache(inferkb.open(root)).entries.items()}
     assert len(payloads) == n
@@ -81,10 +75,7 @@ def test_a_warm_run_really_takes_the_stored_result(tmp_path: Path, caching: Path
     key = next(k for k, e in cache.entries.items() if type(e[1]) is list)
     entry = cache.entries[key]
     entry[1][1][0][3] = "a message no check writes"
-    for other in cache.entries:
-        cache.keep(other)
-    cache.put(key, entry)
-    cache.save()
+    rewrite_cache_entry(cache, key, entry)
     warm, hits, n = _run(root)
     assert hits == n
     assert "a message no check writes" in [f["message"] for f in warm["findings"] if f["record"] == key]
@@ -95,7 +86,7 @@ def test_an_edited_benchmark_is_checked_again_alone(tmp_path: Path, caching: Pat
     root = _synth_kb(tmp_path / "kb")
     cold, _, _ = _run(root)
     path = sorted((root / "data" / "benchmarks").iterdir())[0]
-    _edit(path, methodology="Median went from 100 ms to 150 ms (+40%) after the change.")
+    edit_record(path, methodology="Median went from 100 ms to 150 ms (+40%) after the change.")
     warm, hits, n = _run(root)
     assert hits == n - 1
     assert warm == _run(root, cache=False)[0]

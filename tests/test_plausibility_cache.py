@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import inferkb
-from conftest import synth_kb
+from conftest import edit_record, rewrite_cache_entry, synth_kb
 from inferkb.audit import plausibility
 from inferkb.audit.plausibility_cache import add_figures, compact, figures_skeleton, plausibility_cache
 
@@ -19,12 +19,6 @@ def _run(root: Path, **kw) -> tuple[dict, int, int]:
     report = kb.audit("physical-plausibility").to_dict()
     cache = plausibility_cache(kb)
     return report, (cache.hits if cache else 0), len(list(kb.by_type("benchmark")))
-
-
-def _edit(path: Path, **fields) -> None:
-    data = json.loads(path.read_text())
-    data.update(fields)
-    path.write_text(json.dumps(data, indent=2))
 
 
 def test_warm_plausibility_equals_cold_on_the_real_corpus(research_kb: Path, caching: Path) -> None:
@@ -51,10 +45,7 @@ def test_a_warm_run_really_takes_the_stored_result(tmp_path: Path, caching: Path
     key = next(k for k, e in cache.entries.items() if e[1][0])
     entry = cache.entries[key]
     entry[1][0][0][3] = "a message no check writes"
-    for other in cache.entries:
-        cache.keep(other)
-    cache.put(key, entry)
-    cache.save()
+    rewrite_cache_entry(cache, key, entry)
     warm, hits, n = _run(root)
     assert hits == n
     assert "a message no check writes" in [f["message"] for f in warm["findings"] if f["record"] == key]
@@ -67,7 +58,7 @@ def test_an_edited_benchmark_is_checked_again_alone(tmp_path: Path, caching: Pat
     rec = next(
         r for r in kb.by_type("benchmark") if r.id in kb.audit("physical-plausibility").figures["physical-plausibility"]["per_record"]
     )
-    _edit(root / rec.path, value=rec.data["value"] * 1000)
+    edit_record(root / rec.path, value=rec.data["value"] * 1000)
     warm, hits, n = _run(root)
     assert hits == n - 1
     assert warm == _run(root, cache=False)[0]
@@ -81,7 +72,7 @@ def test_an_edited_accelerator_checks_every_benchmark_again(tmp_path: Path, cach
     root = synth_kb(tmp_path / "kb", 300, seed=7)
     _run(root)
     path = sorted((root / "data" / "accelerators").iterdir())[0]
-    _edit(path, memory_bandwidth_gbps=1.0)
+    edit_record(path, memory_bandwidth_gbps=1.0)
     warm, hits, _ = _run(root)
     assert hits == 0
     assert warm == _run(root, cache=False)[0]
