@@ -31,7 +31,7 @@ def check(
     from .validate import validate
 
     validation = Task("validate", partial(validate, kb, max_dangling_refs=max_dangling_refs), VALIDATE_COST)
-    share = kb.unsaved_load_cache_share() if hasattr(kb, "unsaved_load_cache_share") else 0.0
+    share = kb.unsaved_load_cache_share()
     tasks = [Task("load cache", kb.save_load_cache, LOAD_CACHE_COST * share)] if share else []
     report = run_audits(kb, jobs=jobs, before=validation, first=tasks)
     if tasks:  # written here or by a worker (whose copy of the pending entries was the one written)
